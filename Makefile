@@ -1,0 +1,83 @@
+# ragsweep: plain GNU make.  `make test` and `make demo` work on a fresh
+# Debian machine as root: scripts/install-deps.sh installs what is missing.
+PREFIX ?= /usr/local
+BUILD  ?= build
+OPT    ?= -O2 -g
+OMP    ?= -fopenmp
+CC     ?= cc
+WARN    = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+          -Wpointer-arith -Wvla -Wformat=2 -Wundef -Wwrite-strings -Wno-unused-parameter
+CPPFLAGS += -Iinclude -Isrc -MMD -MP
+# -ffp-contract=off: no fused multiply-add, so the bits do not depend on
+# the compiler's contraction choices (never -ffast-math).
+CFLAGS   += -std=c11 $(WARN) $(OPT) $(OMP) -ffp-contract=off -fPIC
+LDLIBS   += -lz -lm
+
+LIB_SRC  := $(wildcard src/*.c src/metrics/*.c)
+CLI_SRC  := $(wildcard src/cli/*.c)
+TEST_SRC := $(wildcard tests/*.c)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+
+.PHONY: all deps build test check asan serial bench demo clean install
+all: deps
+	@$(MAKE) --no-print-directory build
+
+deps:
+	@scripts/install-deps.sh
+
+build: $(BUILD)/ragsweep $(BUILD)/libragsweep.a $(BUILD)/libragsweep.so $(BUILD)/trec_eval
+
+$(BUILD)/libragsweep.a: $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/libragsweep.so: $(LIB_OBJ)
+	$(CC) -shared $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/ragsweep: $(CLI_OBJ) $(BUILD)/libragsweep.a
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libragsweep.a $(LDLIBS)
+
+$(BUILD)/trec_eval: $(BUILD)/ragsweep
+	ln -sf ragsweep $@
+
+$(BUILD)/test_all: $(TEST_OBJ) $(BUILD)/libragsweep.a
+	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(BUILD)/libragsweep.a -lcriterion $(LDLIBS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+# The tests run the OpenMP build and compare it with the serial reference
+# build (RAGSWEEP_SERIAL_BIN); the conformance data is read in ../shared.
+test: deps
+	@$(MAKE) --no-print-directory BUILD=build-serial OMP=-Wno-unknown-pragmas build
+	@$(MAKE) --no-print-directory build $(BUILD)/test_all
+	RAGSWEEP_BIN=$(CURDIR)/$(BUILD)/ragsweep RAGSWEEP_SERIAL_BIN=$(CURDIR)/build-serial/ragsweep \
+	  $(BUILD)/test_all --jobs 2
+
+check: test
+
+serial: deps
+	@$(MAKE) --no-print-directory BUILD=build-serial OMP=-Wno-unknown-pragmas build
+
+asan: deps
+	@$(MAKE) --no-print-directory test BUILD=build-asan \
+	  OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
+
+bench: deps
+	@$(MAKE) --no-print-directory BUILD=build-bench OPT="-O3 -g -DNDEBUG" build
+	bench/run.sh build-bench
+
+clean:
+	rm -rf build build-*
+
+install: all
+	install -D -m 755 $(BUILD)/ragsweep $(DESTDIR)$(PREFIX)/bin/ragsweep
+	ln -sf ragsweep $(DESTDIR)$(PREFIX)/bin/trec_eval
+	install -D -m 644 $(BUILD)/libragsweep.a $(DESTDIR)$(PREFIX)/lib/libragsweep.a
+	install -d $(DESTDIR)$(PREFIX)/include/ragsweep
+	install -m 644 include/ragsweep/*.h $(DESTDIR)$(PREFIX)/include/ragsweep/
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

@@ -1,0 +1,182 @@
+/* ragsweep/measures.h: the measure catalogue and the per-topic kernel.
+ *
+ * A measure is named as in trec_eval ("P", "ndcg_cut", ...) and chosen with
+ * parameters ("P.5,10", "ndcg.1=1,2=3").  An rs_plan holds the chosen
+ * measures in trec_eval's fixed print order, with their parameters parsed,
+ * the output slot of every value and every output name.  rs_eval_topic
+ * computes one topic's values from its joined ranking; it never allocates
+ * and touches only the caller's scratch, so a plan may be shared by any
+ * number of threads, each with its own rs_scratch.
+ *
+ * Values follow trec_eval 10.0 to the bit: every per-topic value is built
+ * with the operation order trec_eval uses (incremental double sums in rank
+ * order), so averages over topics print the same digits. */
+#ifndef RAGSWEEP_MEASURES_H
+#define RAGSWEEP_MEASURES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ragsweep/error.h"
+
+/* trec_eval's print order (all_trec, then the summary-only measures placed
+ * where trec_eval prints them). */
+#define RS_MEASURE_LIST(X)                                                     \
+  X(RUNID, "runid")                                                            \
+  X(NUM_Q, "num_q")                                                            \
+  X(NUM_RET, "num_ret")                                                        \
+  X(NUM_REL, "num_rel")                                                        \
+  X(NUM_REL_RET, "num_rel_ret")                                                \
+  X(MAP, "map")                                                                \
+  X(GM_MAP, "gm_map")                                                          \
+  X(RPREC, "Rprec")                                                            \
+  X(BPREF, "bpref")                                                            \
+  X(RECIP_RANK, "recip_rank")                                                  \
+  X(IPREC_AT_RECALL, "iprec_at_recall")                                        \
+  X(P, "P")                                                                    \
+  X(RELSTRING, "relstring")                                                    \
+  X(RECALL, "recall")                                                          \
+  X(INFAP, "infAP")                                                            \
+  X(GM_BPREF, "gm_bpref")                                                      \
+  X(RPREC_MULT, "Rprec_mult")                                                  \
+  X(UTILITY, "utility")                                                        \
+  X(PT11_AVG, "11pt_avg")                                                      \
+  X(BING, "binG")                                                              \
+  X(G, "G")                                                                    \
+  X(NDCG, "ndcg")                                                              \
+  X(NDCG_REL, "ndcg_rel")                                                      \
+  X(RNDCG, "Rndcg")                                                            \
+  X(NDCG_CUT, "ndcg_cut")                                                      \
+  X(MAP_CUT, "map_cut")                                                        \
+  X(RELATIVE_P, "relative_P")                                                  \
+  X(SUCCESS, "success")                                                        \
+  X(SET_P, "set_P")                                                            \
+  X(SET_RELATIVE_P, "set_relative_P")                                          \
+  X(SET_RECALL, "set_recall")                                                  \
+  X(SET_MAP, "set_map")                                                        \
+  X(SET_F, "set_F")                                                            \
+  X(NUM_NONREL_JUDGED_RET, "num_nonrel_judged_ret")                            \
+  X(RBP, "rbp")                                                                \
+  X(RBP_RESID, "rbp_resid")                                                    \
+  X(UNJ, "unj")
+
+typedef enum {
+#define RS_MID_(id, name) RS_M_##id,
+  RS_MEASURE_LIST(RS_MID_)
+#undef RS_MID_
+      RS_N_MEASURES
+} rs_measure_id;
+
+/* How the "all" line combines per-topic values. */
+typedef enum {
+  RS_SUM_MEAN,   /* arithmetic mean: sequential sum in topic order, one division */
+  RS_SUM_TOTAL,  /* integer counts: the sum */
+  RS_SUM_GEOM,   /* exp(mean(log(max(v, 1e-5)))): per-topic value holds the log */
+  RS_SUM_NUM_Q,  /* the number of topics */
+  RS_SUM_RUNID,  /* the run tag */
+  RS_SUM_NONE    /* per-topic only (relstring) */
+} rs_summary_kind;
+
+typedef struct rs_gain_pair {
+  long level;
+  double gain;
+} rs_gain_pair;
+
+/* One chosen measure with its parsed parameters. */
+typedef struct rs_measure_sel {
+  rs_measure_id id;
+  size_t slot;     /* first value slot in the per-topic vector */
+  size_t n_values; /* values it produces (cutoffs, recall points, ...) */
+  long *cut;       /* integer cutoffs, ascending, unique (n_values) */
+  double *dcut;    /* fractional cutoffs, ascending (n_values) */
+  double *dparam;  /* plain parameter list (utility, 11pt_avg, set_F, relstring) */
+  size_t n_dparam;
+  rs_gain_pair *gains; /* "level=gain" pairs whose level is an integer */
+  size_t n_gains;
+  double p;            /* rbp persistence */
+  char *param_str;     /* the parameter string as given, or NULL */
+  char **names;        /* [n_values] output names, e.g. "P_5" */
+} rs_measure_sel;
+
+typedef struct rs_plan {
+  rs_measure_sel sel[RS_N_MEASURES]; /* chosen measures, in print order */
+  size_t n_sel;
+  size_t n_values; /* length of the per-topic value vector */
+  int chosen[RS_N_MEASURES]; /* 1 + index into sel, or 0 */
+  /* evaluation options (trec_eval -l -M -J -N) */
+  long relevance_level; /* L: "relevant" means grade >= L (default 1) */
+  long max_docs;        /* keep the top max_docs of each ranking (default LONG_MAX) */
+  int judged_only;      /* -J: drop unjudged docs and close up the ranks */
+  long n_docs_coll;     /* -N: collection size, for utility */
+  size_t relstring_len; /* characters of relstring per topic (0 if not chosen) */
+  unsigned needs;       /* internal: which prefix arrays the kernel builds */
+  double *lg;           /* lg[i] = log2(i + 2) for i < n_lg */
+  size_t n_lg;
+} rs_plan;
+
+/* Name, summary kind and whether a measure prints per topic / as an integer. */
+const char *rs_measure_name(rs_measure_id id);
+rs_summary_kind rs_measure_summary(rs_measure_id id);
+int rs_measure_is_integer(rs_measure_id id);
+int rs_measure_per_topic(rs_measure_id id);
+
+/* Initialises an empty plan with trec_eval's defaults (L=1, no -M). */
+void rs_plan_init(rs_plan *plan);
+
+/* Adds measures from one trec_eval "-m" argument: a name ("map"), a name
+ * with parameters ("P.5,10", "ndcg.1=1,2=3") or a nickname ("official",
+ * "all_trec").  As in trec_eval, the first parameter string given for a
+ * measure wins.  RS_USAGE for an unknown name or a bad parameter. */
+rs_code rs_plan_add(rs_plan *plan, const char *arg, rs_error *err);
+
+/* Fixes slots and names; call once after the last rs_plan_add and after
+ * setting the options.  max_ranking is a hint for the log table size. */
+rs_code rs_plan_finish(rs_plan *plan, size_t max_ranking, rs_error *err);
+
+/* Releases what rs_plan_add/rs_plan_finish allocated; accepts NULL. */
+void rs_plan_free(rs_plan *plan);
+
+/* A topic's judgments, summarised: distinct grades >= 0 ascending, with
+ * how many docs carry each. */
+typedef struct rs_levels {
+  const int32_t *grade;
+  const uint32_t *count;
+  size_t n;
+} rs_levels;
+
+/* One row of a topic's gain table (the gain family's ideal ranking). */
+typedef struct rs_gain_level {
+  long level;
+  double gain;
+  uint32_t count;
+} rs_gain_level;
+
+/* Scratch for rs_eval_topic; one per thread. */
+typedef struct rs_scratch {
+  size_t cap; /* rankings up to this length */
+  int32_t *crel;   /* [cap + 1] relevant docs in the top i */
+  int32_t *cunj;   /* [cap + 1] unjudged or unpooled docs in the top i */
+  double *aps;     /* [cap + 1] sum of precision at relevant docs in the top i */
+  double *dcg;     /* [cap + 1] linear-gain DCG of the top i */
+  size_t cap_levels;   /* distinct grades per topic plus gain parameters */
+  rs_gain_level *gl;   /* [cap_levels] */
+} rs_scratch;
+
+/* cap: the longest ranking; max_levels: the most distinct grades >= 0 of
+ * any topic (the gain parameters of the plan are added here). */
+rs_code rs_scratch_init(rs_scratch *s, const rs_plan *plan, size_t cap, size_t max_levels, rs_error *err);
+void rs_scratch_free(rs_scratch *s);
+
+/* Relevance values of a ranking, per rank (after -M and -J):
+ * grade >= 0 when judged, RS_REL_UNPOOLED when the doc is not in the
+ * topic's qrels, RS_REL_UNJUDGED when its grade there is negative. */
+enum { RS_REL_UNPOOLED = -1, RS_REL_UNJUDGED = -2 };
+
+/* Computes every chosen measure for one topic into out[plan->n_values]
+ * (summary-only measures get the per-topic term their summary combines).
+ * relstring, when chosen, is written NUL-terminated to relstring_out
+ * (plan->relstring_len + 1 bytes).  Requires n <= scratch->cap. */
+void rs_eval_topic(const rs_plan *plan, const int32_t *rel, size_t n, const rs_levels *lv,
+                   rs_scratch *scratch, double *out, char *relstring_out);
+
+#endif

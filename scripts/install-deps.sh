@@ -1,0 +1,27 @@
+#!/bin/sh
+# Installs the Debian packages ragsweep needs to build, test and benchmark.
+# Does nothing (and needs no network) when they are all present already.
+# Called by the Makefile before any target that compiles.
+set -eu
+
+PACKAGES="build-essential pkg-config zlib1g-dev libhdf5-dev libcsv-dev libcriterion-dev"
+[ "${RAGSWEEP_WITH_PYTHON:-0}" = 1 ] && PACKAGES="$PACKAGES python3 python3-numpy"
+
+missing=""
+for p in $PACKAGES; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing="$missing $p"
+  fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "install-deps: installing:$missing" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || { echo "install-deps: need root (or sudo) to install:$missing" >&2; exit 1; }
+  SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,16 @@
+/* cli.h: the subcommands of the ragsweep program.  Only the CLI prints to
+ * stderr and chooses exit codes. */
+#ifndef RAGSWEEP_CLI_H
+#define RAGSWEEP_CLI_H
+
+/* Exit codes shared by all subcommands (trec_eval's where they overlap). */
+enum {
+  RS_EXIT_OK = 0,
+  RS_EXIT_USAGE = 1,   /* bad option, unknown measure */
+  RS_EXIT_INPUT = 2,   /* unreadable or malformed input */
+  RS_EXIT_TOPIC = 4    /* duplicate docs, or a judged topic missing from the run */
+};
+
+int rs_cli_trec_eval(int argc, char **argv, const char *prog);
+
+#endif

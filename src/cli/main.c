@@ -1,0 +1,51 @@
+/* main.c: ragsweep's entry point.  Invoked as "trec_eval" (a symlink), it is
+ * a drop-in trec_eval; otherwise the first argument names the subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef RAGSWEEP_VERSION
+#define RAGSWEEP_VERSION "0.1.0"
+#endif
+
+static void usage(FILE *f)
+{
+  fprintf(f,
+          "ragsweep %s: fast, exact evaluation of retrieval runs\n"
+          "\n"
+          "usage: ragsweep COMMAND [ARGS]\n"
+          "\n"
+          "commands:\n"
+          "  trec_eval [options] QRELS RUN   drop-in trec_eval 10.0 (same output, same exit codes)\n"
+          "  version                         print the version\n"
+          "  help                            this text\n"
+          "\n"
+          "'ragsweep trec_eval -h' lists the trec_eval options and measures.  A symlink named\n"
+          "trec_eval to this binary behaves as 'ragsweep trec_eval'.\n",
+          RAGSWEEP_VERSION);
+}
+
+int main(int argc, char **argv)
+{
+  const char *base = strrchr(argv[0], '/');
+  base = base ? base + 1 : argv[0];
+  if (strcmp(base, "trec_eval") == 0) return rs_cli_trec_eval(argc, argv, "trec_eval");
+  if (argc < 2) {
+    usage(stderr);
+    return RS_EXIT_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "trec_eval") == 0) return rs_cli_trec_eval(argc - 1, argv + 1, "ragsweep trec_eval");
+  if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+    printf("ragsweep %s\n", RAGSWEEP_VERSION);
+    return RS_EXIT_OK;
+  }
+  if (strcmp(cmd, "help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
+    usage(stdout);
+    return RS_EXIT_OK;
+  }
+  fprintf(stderr, "ragsweep: unknown command '%s'\n\n", cmd);
+  usage(stderr);
+  return RS_EXIT_USAGE;
+}

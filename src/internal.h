@@ -1,0 +1,61 @@
+/* internal.h: helpers shared by the library's modules (not installed). */
+#ifndef RAGSWEEP_INTERNAL_H
+#define RAGSWEEP_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ragsweep/error.h"
+
+#if defined(__GNUC__)
+#define RS_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define RS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define RS_PRINTF(f, a)
+#define RS_LIKELY(x) (x)
+#define RS_UNLIKELY(x) (x)
+#endif
+
+/* Fills *err (if non-NULL) with code and the formatted message; returns code. */
+rs_code rs__fail(rs_error *err, rs_code code, const char *fmt, ...) RS_PRINTF(3, 4);
+
+/* malloc/realloc that treat a zero size as one byte, so NULL means failure. */
+void *rs__malloc(size_t size);
+void *rs__calloc(size_t n, size_t size);
+void *rs__realloc(void *p, size_t size);
+/* n * size, or SIZE_MAX when that overflows (so the allocation fails). */
+size_t rs__mul(size_t n, size_t size);
+
+/* 64-bit hash of a byte string (for interning ids; not cryptographic). */
+static inline uint64_t rs__hash_bytes(const char *s, size_t n)
+{
+  /* FNV-1a over 8-byte words with a final avalanche: fast on short ids. */
+  uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)n;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    __builtin_memcpy(&w, s + i, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  uint64_t tail = 0;
+  for (size_t j = 0; i < n; i++, j += 8) tail |= (uint64_t)(unsigned char)s[i] << j;
+  h = (h ^ tail) * 0x100000001b3ull;
+  h ^= h >> 32;
+  h *= 0xd6e8feb86659fd93ull;
+  h ^= h >> 32;
+  return h;
+}
+
+/* Bytewise comparison with strcmp's order for strings of known length
+ * that contain no NUL. */
+static inline int rs__strncmp2(const char *a, size_t na, const char *b, size_t nb)
+{
+  size_t n = na < nb ? na : nb;
+  int c = __builtin_memcmp(a, b, n);
+  if (c) return c;
+  return (na > nb) - (na < nb);
+}
+
+#endif

@@ -1,0 +1,66 @@
+/* metrics/cutoffs.c: measures read off the prefix arrays at each cutoff k:
+ * P, recall, relative_P, success, map_cut, ndcg_cut, unj.  A cutoff past
+ * the end of the ranking sees the whole ranking (missing ranks count as
+ * non-relevant; the denominators that use k keep k). */
+#include "kernel.h"
+
+static inline size_t at(long k, size_t n) { return (size_t)k < n ? (size_t)k : n; }
+
+/* Ideal DCG of the topic truncated at each cutoff: the judged grades > 0 in
+ * descending order, discounted by log2(rank + 1) and summed in rank order. */
+static void ideal_dcg_at_cutoffs(const rs__topic *t, const long *cut, size_t n_cut, double *idcg)
+{
+  const rs_levels *lv = t->lv;
+  double sum = 0.0;
+  size_t pos = 0, c = 0;
+  for (size_t k = lv->n; k-- > 0 && lv->grade[k] > 0;) {
+    const double g = (double)lv->grade[k];
+    for (uint32_t j = 0; j < lv->count[k]; j++, pos++) {
+      while (c < n_cut && (size_t)cut[c] == pos) idcg[c++] = sum;
+      if (c == n_cut) return;
+      sum += g / rs__lg(t->plan, pos);
+    }
+  }
+  while (c < n_cut) idcg[c++] = sum;
+}
+
+void rs__eval_cutoffs(const rs__topic *t, const rs_measure_sel *m, double *out)
+{
+  const int32_t *crel = t->s->crel;
+  const size_t n = t->n, nc = m->n_values;
+  const long *cut = m->cut;
+  const double R = (double)t->R;
+  switch (m->id) {
+  case RS_M_P:
+    for (size_t c = 0; c < nc; c++) out[c] = (double)crel[at(cut[c], n)] / (double)cut[c];
+    break;
+  case RS_M_RECALL:
+    for (size_t c = 0; c < nc; c++) out[c] = t->R ? (double)crel[at(cut[c], n)] / R : 0.0;
+    break;
+  case RS_M_RELATIVE_P:
+    for (size_t c = 0; c < nc; c++) {
+      long d = cut[c] < t->R ? cut[c] : t->R;
+      out[c] = t->R ? (double)crel[at(cut[c], n)] / (double)d : 0.0;
+    }
+    break;
+  case RS_M_SUCCESS:
+    for (size_t c = 0; c < nc; c++) out[c] = crel[at(cut[c], n)] > 0 ? 1.0 : 0.0;
+    break;
+  case RS_M_MAP_CUT:
+    for (size_t c = 0; c < nc; c++) out[c] = t->R ? t->s->aps[at(cut[c], n)] / R : 0.0;
+    break;
+  case RS_M_UNJ:
+    for (size_t c = 0; c < nc; c++) out[c] = (double)t->s->cunj[at(cut[c], n)] / (double)cut[c];
+    break;
+  case RS_M_NDCG_CUT:
+    /* out[] first holds IDCG@k, then DCG@k / IDCG@k (or DCG@k when the
+     * ideal is 0, as trec_eval leaves it). */
+    ideal_dcg_at_cutoffs(t, cut, nc, out);
+    for (size_t c = 0; c < nc; c++) {
+      double dcg = t->s->dcg[at(cut[c], n)], idcg = out[c];
+      out[c] = idcg > 0.0 ? dcg / idcg : dcg;
+    }
+    break;
+  default: break;
+  }
+}

@@ -1,0 +1,57 @@
+/* metrics/kernel.h: shared state of one topic's evaluation (internal).
+ *
+ * rs_eval_topic first derives the topic's counts and, in one pass over the
+ * ranking, the prefix arrays the chosen measures need (relevant docs,
+ * unjudged docs, sum of precisions, linear DCG in the top i).  Cutoff
+ * measures then read those arrays at their cutoffs; the measures that walk
+ * the ranking in their own way (bpref, infAP, the gain family) do so in
+ * their family's file.  Nothing here allocates. */
+#ifndef RAGSWEEP_METRICS_KERNEL_H
+#define RAGSWEEP_METRICS_KERNEL_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ragsweep/measures.h"
+
+enum {
+  RS_NEED_CREL = 1u << 0, /* scratch->crel */
+  RS_NEED_CUNJ = 1u << 1, /* scratch->cunj */
+  RS_NEED_APS = 1u << 2,  /* scratch->aps */
+  RS_NEED_DCG = 1u << 3   /* scratch->dcg */
+};
+
+#define RS_MIN_GEO_MEAN 0.00001 /* trec_eval's floor for geometric means */
+
+typedef struct rs__topic {
+  const rs_plan *plan;
+  const int32_t *restrict rel; /* per rank, after -M and -J */
+  size_t n;                    /* num_ret */
+  const rs_levels *lv;
+  rs_scratch *s;
+  long L;          /* relevance level */
+  long R;          /* num_rel: judged docs with grade >= L */
+  long n_nonrel;   /* judged docs with 0 <= grade < L */
+  long rel_ret;    /* retrieved docs with grade >= L */
+  long nonrel_ret; /* retrieved docs with 0 <= grade < L */
+  long unj_ret;    /* retrieved docs not pooled or unjudged */
+  long n_levels;   /* trec_eval's num_rel_levels: highest grade + 1 */
+} rs__topic;
+
+/* log2(i + 2), the DCG discount of the doc at 0-based rank i. */
+static inline double rs__lg(const rs_plan *plan, size_t i)
+{
+  return i < plan->n_lg ? plan->lg[i] : log2((double)(i + 2));
+}
+
+unsigned rs__kernel_needs(const rs_plan *plan);
+
+/* Families; each writes the values of the measures it owns. */
+void rs__eval_counts(const rs__topic *t, const rs_measure_sel *m, double *out, char *relstring);
+void rs__eval_cutoffs(const rs__topic *t, const rs_measure_sel *m, double *out);
+void rs__eval_ranked(const rs__topic *t, const rs_measure_sel *m, double *out);
+void rs__eval_judged(const rs__topic *t, const rs_measure_sel *m, double *out);
+void rs__eval_gain(const rs__topic *t, const rs_measure_sel *m, double *out);
+
+#endif

@@ -1,0 +1,164 @@
+/* metrics/topic.c: rs_eval_topic, the per-topic entry point: counts,
+ * prefix arrays, then each chosen measure's family. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "kernel.h"
+
+unsigned rs__kernel_needs(const rs_plan *plan)
+{
+  unsigned needs = 0;
+  for (size_t i = 0; i < plan->n_sel; i++) {
+    switch (plan->sel[i].id) {
+    case RS_M_MAP:
+    case RS_M_GM_MAP:
+    case RS_M_MAP_CUT: needs |= RS_NEED_APS | RS_NEED_CREL; break;
+    case RS_M_NDCG_CUT: needs |= RS_NEED_DCG; break;
+    case RS_M_UNJ: needs |= RS_NEED_CUNJ; break;
+    case RS_M_P:
+    case RS_M_RECALL:
+    case RS_M_RELATIVE_P:
+    case RS_M_SUCCESS:
+    case RS_M_RPREC: needs |= RS_NEED_CREL; break;
+    default: break;
+    }
+  }
+  return needs;
+}
+
+rs_code rs_scratch_init(rs_scratch *s, const rs_plan *plan, size_t cap, size_t max_levels, rs_error *err)
+{
+  memset(s, 0, sizeof *s);
+  s->cap = cap;
+  size_t n_params = 0;
+  for (size_t i = 0; i < plan->n_sel; i++)
+    if (plan->sel[i].n_gains > n_params) n_params = plan->sel[i].n_gains;
+  s->cap_levels = max_levels + n_params;
+  s->gl = rs__malloc(rs__mul(s->cap_levels, sizeof *s->gl));
+  s->crel = rs__malloc(rs__mul(cap + 1, sizeof *s->crel));
+  s->cunj = rs__malloc(rs__mul(cap + 1, sizeof *s->cunj));
+  s->aps = rs__malloc(rs__mul(cap + 1, sizeof *s->aps));
+  s->dcg = rs__malloc(rs__mul(cap + 1, sizeof *s->dcg));
+  if (!s->crel || !s->cunj || !s->aps || !s->dcg || !s->gl) {
+    rs_scratch_free(s);
+    return rs__fail(err, RS_NOMEM, "out of memory for scratch of %zu ranks", cap);
+  }
+  return RS_OK;
+}
+
+void rs_scratch_free(rs_scratch *s)
+{
+  if (!s) return;
+  free(s->crel);
+  free(s->cunj);
+  free(s->aps);
+  free(s->dcg);
+  free(s->gl);
+  memset(s, 0, sizeof *s);
+}
+
+/* One pass over the ranking builds every prefix array the plan needs.
+ * Adding an exact 0.0 leaves a double sum unchanged, so the branch-free
+ * sums equal trec_eval's "add only at relevant docs" sums to the bit. */
+static void build_prefixes(rs__topic *t)
+{
+  const unsigned needs = t->plan->needs;
+  const int32_t *restrict rel = t->rel;
+  const size_t n = t->n;
+  const int32_t L = (int32_t)t->L;
+  int32_t *restrict crel = t->s->crel;
+  int32_t *restrict cunj = t->s->cunj;
+  double *restrict aps = t->s->aps;
+  double *restrict dcg = t->s->dcg;
+
+  long rel_ret = 0, nonrel_ret = 0, unj_ret = 0;
+  for (size_t i = 0; i < n; i++) { /* vectorises: three independent counts */
+    rel_ret += rel[i] >= L;
+    nonrel_ret += (rel[i] >= 0) & (rel[i] < L);
+    unj_ret += rel[i] < 0;
+  }
+  t->rel_ret = rel_ret;
+  t->nonrel_ret = nonrel_ret;
+  t->unj_ret = unj_ret;
+
+  if (needs & (RS_NEED_CREL | RS_NEED_APS)) {
+    crel[0] = 0;
+    for (size_t i = 0; i < n; i++) crel[i + 1] = crel[i] + (rel[i] >= L);
+  }
+  if (needs & RS_NEED_APS) {
+    aps[0] = 0.0;
+    for (size_t i = 0; i < n; i++) {
+      double term = rel[i] >= L ? (double)crel[i + 1] / (double)(i + 1) : 0.0;
+      aps[i + 1] = aps[i] + term;
+    }
+  }
+  if (needs & RS_NEED_CUNJ) {
+    cunj[0] = 0;
+    for (size_t i = 0; i < n; i++) cunj[i + 1] = cunj[i] + (rel[i] < 0);
+  }
+  if (needs & RS_NEED_DCG) {
+    dcg[0] = 0.0;
+    for (size_t i = 0; i < n; i++) {
+      double term = rel[i] > 0 ? (double)rel[i] / rs__lg(t->plan, i) : 0.0;
+      dcg[i + 1] = dcg[i] + term;
+    }
+  }
+}
+
+void rs_eval_topic(const rs_plan *plan, const int32_t *rel, size_t n, const rs_levels *lv,
+                   rs_scratch *scratch, double *out, char *relstring_out)
+{
+  rs__topic t = {.plan = plan, .rel = rel, .n = n, .lv = lv, .s = scratch, .L = plan->relevance_level};
+  for (size_t k = 0; k < lv->n; k++) {
+    if (lv->grade[k] >= t.L) t.R += lv->count[k];
+    else t.n_nonrel += lv->count[k];
+  }
+  t.n_levels = lv->n ? (long)lv->grade[lv->n - 1] + 1 : 0;
+  build_prefixes(&t);
+
+  for (size_t i = 0; i < plan->n_sel; i++) {
+    const rs_measure_sel *m = &plan->sel[i];
+    double *o = out + m->slot;
+    switch (m->id) {
+    case RS_M_RUNID:
+    case RS_M_NUM_Q: o[0] = 0.0; break;
+    case RS_M_NUM_RET:
+    case RS_M_NUM_REL:
+    case RS_M_NUM_REL_RET:
+    case RS_M_RELSTRING:
+    case RS_M_UTILITY:
+    case RS_M_SET_P:
+    case RS_M_SET_RELATIVE_P:
+    case RS_M_SET_RECALL:
+    case RS_M_SET_MAP:
+    case RS_M_SET_F:
+    case RS_M_NUM_NONREL_JUDGED_RET: rs__eval_counts(&t, m, o, relstring_out); break;
+    case RS_M_P:
+    case RS_M_RECALL:
+    case RS_M_MAP_CUT:
+    case RS_M_NDCG_CUT:
+    case RS_M_RELATIVE_P:
+    case RS_M_SUCCESS:
+    case RS_M_UNJ: rs__eval_cutoffs(&t, m, o); break;
+    case RS_M_MAP:
+    case RS_M_GM_MAP:
+    case RS_M_RPREC:
+    case RS_M_RECIP_RANK:
+    case RS_M_IPREC_AT_RECALL:
+    case RS_M_RPREC_MULT:
+    case RS_M_PT11_AVG:
+    case RS_M_BING: rs__eval_ranked(&t, m, o); break;
+    case RS_M_BPREF:
+    case RS_M_GM_BPREF:
+    case RS_M_INFAP: rs__eval_judged(&t, m, o); break;
+    case RS_M_G:
+    case RS_M_NDCG:
+    case RS_M_NDCG_REL:
+    case RS_M_RNDCG:
+    case RS_M_RBP:
+    case RS_M_RBP_RESID: rs__eval_gain(&t, m, o); break;
+    case RS_N_MEASURES: break;
+    }
+  }
+}

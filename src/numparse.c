@@ -1,0 +1,23 @@
+/* numparse.c: the slow path of rs__atof. */
+#include "numparse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+double rs__atof_slow(const char *s, size_t n)
+{
+  char small[128];
+  if (n < sizeof small) {
+    memcpy(small, s, n);
+    small[n] = '\0';
+    return strtod(small, NULL);
+  }
+  /* A score token this long is pathological; allocation is acceptable. */
+  char *big = malloc(n + 1);
+  if (!big) return 0.0;
+  memcpy(big, s, n);
+  big[n] = '\0';
+  double v = strtod(big, NULL);
+  free(big);
+  return v;
+}

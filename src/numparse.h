@@ -1,0 +1,65 @@
+/* numparse.h: exact, allocation-free replacements for atof/atol on tokens
+ * that are not NUL-terminated (internal).
+ *
+ * rs__atof gives the same double as glibc's atof on the same token: the fast
+ * path handles plain decimals whose digits fit in 53 bits and that have at
+ * most 22 fractional digits (Clinger's fast path: one correctly rounded
+ * division of two exact doubles); anything else goes through strtod. */
+#ifndef RAGSWEEP_NUMPARSE_H
+#define RAGSWEEP_NUMPARSE_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+double rs__atof_slow(const char *s, size_t n);
+
+static inline double rs__atof(const char *s, size_t n)
+{
+  static const double pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const char *p = s, *end = s + n;
+  int neg = 0;
+  if (p < end && (*p == '-' || *p == '+')) neg = (*p++ == '-');
+  uint64_t m = 0;
+  int n_digits = 0, n_frac = 0;
+  while (p < end && (unsigned)(*p - '0') < 10) {
+    m = m * 10 + (uint64_t)(*p++ - '0');
+    if (m >> 53) return rs__atof_slow(s, n);
+    n_digits++;
+  }
+  if (p < end && *p == '.') {
+    p++;
+    while (p < end && (unsigned)(*p - '0') < 10) {
+      m = m * 10 + (uint64_t)(*p++ - '0');
+      if (m >> 53) return rs__atof_slow(s, n);
+      n_digits++;
+      n_frac++;
+    }
+  }
+  if (p != end || n_digits == 0 || n_frac > 22) return rs__atof_slow(s, n);
+  double v = (double)m;
+  if (n_frac) v = v / pow10[n_frac];
+  return neg ? -v : v;
+}
+
+/* atol: optional sign and decimal digits, stopping at the first other
+ * character; saturates like glibc's strtol. */
+static inline long rs__atol(const char *s, size_t n)
+{
+  const char *p = s, *end = s + n;
+  int neg = 0;
+  if (p < end && (*p == '-' || *p == '+')) neg = (*p++ == '-');
+  unsigned long v = 0, lim = neg ? (unsigned long)LONG_MAX + 1ul : (unsigned long)LONG_MAX;
+  int over = 0;
+  for (; p < end && (unsigned)(*p - '0') < 10; p++) {
+    unsigned d = (unsigned)(*p - '0');
+    if (v > (lim - d) / 10) over = 1;
+    else v = v * 10 + d;
+  }
+  if (over) return neg ? LONG_MIN : LONG_MAX;
+  return neg ? (long)(0ul - v) : (long)v;
+}
+
+#endif

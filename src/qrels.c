@@ -1,0 +1,325 @@
+#define _POSIX_C_SOURCE 200809L
+/* qrels.c: parse TREC qrels ("qid iter docno grade") with trec_eval 10.0's
+ * rules (SEMANTICS.md section 1) and build the per-topic lookup tables. */
+#include "qrels.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "numparse.h"
+#include "textio.h"
+
+/* C's isspace in the "C" locale, without the locale lookup. */
+static inline int is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+typedef struct {
+  const char *doc;
+  uint32_t doc_len;
+  int32_t grade;
+} judgment;
+
+static int cmp_judgment(const void *a, const void *b)
+{
+  return strcmp(((const judgment *)a)->doc, ((const judgment *)b)->doc);
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+typedef struct {
+  const char *id;
+  uint32_t len;
+  uint32_t index; /* provisional index, in order of first appearance */
+} topic_key;
+
+static int cmp_topic_key(const void *a, const void *b)
+{
+  return strcmp(((const topic_key *)a)->id, ((const topic_key *)b)->id);
+}
+
+static size_t pow2_at_least(size_t n)
+{
+  size_t p = 2;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+void rs__qrels_free(rs__qrels *q)
+{
+  if (!q) return;
+  free(q->text);
+  free(q->path);
+  free(q->topic_id);
+  free(q->topic_len);
+  free(q->off);
+  free(q->doc);
+  free(q->doc_len);
+  free(q->doc_tag);
+  free(q->grade);
+  free(q->slot_off);
+  free(q->slot);
+  free(q->lv_off);
+  free(q->lv_grade);
+  free(q->lv_count);
+  free(q->dup);
+  free(q->tix);
+  free(q);
+}
+
+/* Finds or adds a provisional topic for qid; returns its index or -1 on OOM. */
+static long intern_topic(uint32_t **tab, size_t *mask, topic_key **keys, size_t *n_keys,
+                         size_t *cap_keys, const char *id, uint32_t len)
+{
+  uint64_t h = rs__hash_bytes(id, len);
+  for (size_t i = (size_t)h & *mask;; i = (i + 1) & *mask) {
+    uint32_t s = (*tab)[i];
+    if (!s) break;
+    topic_key *k = &(*keys)[s - 1];
+    if (k->len == len && memcmp(k->id, id, len) == 0) return (long)(s - 1);
+  }
+  if (*n_keys == *cap_keys) {
+    size_t nc = *cap_keys ? *cap_keys * 2 : 1024;
+    topic_key *nk = rs__realloc(*keys, rs__mul(nc, sizeof *nk));
+    if (!nk) return -1;
+    *keys = nk;
+    *cap_keys = nc;
+  }
+  if ((*n_keys + 1) * 2 > *mask + 1) { /* keep the load factor <= 1/2 */
+    size_t nsize = (*mask + 1) * 2;
+    uint32_t *nt = rs__calloc(nsize, sizeof *nt);
+    if (!nt) return -1;
+    for (size_t k = 0; k < *n_keys; k++) {
+      uint64_t kh = rs__hash_bytes((*keys)[k].id, (*keys)[k].len);
+      size_t i = (size_t)kh & (nsize - 1);
+      while (nt[i]) i = (i + 1) & (nsize - 1);
+      nt[i] = (uint32_t)(k + 1);
+    }
+    free(*tab);
+    *tab = nt;
+    *mask = nsize - 1;
+  }
+  size_t i = (size_t)h & *mask;
+  while ((*tab)[i]) i = (i + 1) & *mask;
+  (*tab)[i] = (uint32_t)(*n_keys + 1);
+  (*keys)[*n_keys] = (topic_key){id, len, (uint32_t)*n_keys};
+  return (long)(*n_keys)++;
+}
+
+rs_code rs__qrels_read(const char *path, rs__qrels **out, rs_error *err)
+{
+  rs_code rc = RS_OK;
+  rs__qrels *q = rs__calloc(1, sizeof *q);
+  judgment *lines = NULL;
+  uint32_t *line_topic = NULL, *ptab = NULL, *rank_of = NULL;
+  topic_key *keys = NULL;
+  int32_t *gtmp = NULL;
+  size_t n_lines = 0, cap_lines = 0, n_keys = 0, cap_keys = 0, pmask = 1023;
+  size_t len = 0;
+  const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+
+  if (!q || !(q->path = strdup(name)) || !(ptab = rs__calloc(pmask + 1, sizeof *ptab))) {
+    rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
+    goto done;
+  }
+  if ((rc = rs__read_all(path, &q->text, &len, err))) goto done;
+  if (len == 0) {
+    rc = rs__fail(err, RS_FORMAT, "%s: the qrels file is empty (expected lines of 'qid iter docno grade')", name);
+    goto done;
+  }
+
+  /* Pass 1: split lines into tokens, check the layout, intern the qids. */
+  char *p = q->text, *const end = q->text + len;
+  size_t line_no = 0;
+  int prev_comment = 0;
+  while (p < end) {
+    char *eol = memchr(p, '\n', (size_t)(end - p));
+    if (!eol) eol = end;
+    line_no++;
+    if (*p == '#') {
+      /* trec_eval 10.0 skips only one comment line before each data line and
+       * crashes on a trailing one; we reject both cases with a clear message
+       * instead of guessing what was meant. */
+      if (eol + 1 >= end) {
+        rc = rs__fail(err, RS_FORMAT,
+                      "%s:%zu: a comment is the last line of the qrels (trec_eval 10.0 crashes here); "
+                      "expected a judgment 'qid iter docno grade' after every comment line",
+                      name, line_no);
+        goto done;
+      }
+      if (prev_comment) {
+        rc = rs__fail(err, RS_FORMAT,
+                      "%s:%zu: two consecutive comment lines in the qrels (trec_eval 10.0 would read "
+                      "this one as a judgment); expected at most one '#' line before each judgment",
+                      name, line_no);
+        goto done;
+      }
+      prev_comment = 1;
+      p = eol + 1;
+      continue;
+    }
+    prev_comment = 0;
+    char *tok[5];
+    size_t tlen[5];
+    int nt = 0;
+    char *c = p;
+    while (c < eol) {
+      while (c < eol && is_space((unsigned char)*c)) c++;
+      if (c == eol) break;
+      char *s = c;
+      while (c < eol && !is_space((unsigned char)*c)) c++;
+      if (nt == 5) { nt++; break; }
+      tok[nt] = s;
+      tlen[nt] = (size_t)(c - s);
+      nt++;
+    }
+    if (nt != 4) {
+      rc = rs__fail(err, RS_FORMAT,
+                    "%s:%zu: malformed qrels line: expected 4 fields 'qid iter docno grade', found %s%d",
+                    name, line_no, nt > 5 ? "more than " : "", nt > 5 ? 5 : nt);
+      goto done;
+    }
+    long g = rs__atol(tok[3], tlen[3]);
+    if (g <= INT32_MIN || g > INT32_MAX) {
+      rc = rs__fail(err, RS_FORMAT, "%s:%zu: grade %.*s is outside the supported range [%d, %d]", name,
+                    line_no, (int)tlen[3], tok[3], INT32_MIN + 1, INT32_MAX);
+      goto done;
+    }
+    if (tlen[0] > UINT32_MAX / 2 || tlen[2] > UINT32_MAX / 2) {
+      rc = rs__fail(err, RS_FORMAT, "%s:%zu: id longer than 2 GiB", name, line_no);
+      goto done;
+    }
+    tok[0][tlen[0]] = '\0'; /* each token ends at white space or the final NUL */
+    tok[2][tlen[2]] = '\0';
+    long t = intern_topic(&ptab, &pmask, &keys, &n_keys, &cap_keys, tok[0], (uint32_t)tlen[0]);
+    if (n_lines == cap_lines) {
+      size_t nc = cap_lines ? cap_lines * 2 : 4096;
+      judgment *nl = rs__realloc(lines, rs__mul(nc, sizeof *nl));
+      uint32_t *nlt = nl ? rs__realloc(line_topic, rs__mul(nc, sizeof *nlt)) : NULL;
+      if (nl) lines = nl;
+      if (nlt) line_topic = nlt;
+      if (!nl || !nlt) t = -1;
+      else cap_lines = nc;
+    }
+    if (t < 0) {
+      rc = rs__fail(err, RS_NOMEM, "%s:%zu: out of memory", name, line_no);
+      goto done;
+    }
+    lines[n_lines] = (judgment){tok[2], (uint32_t)tlen[2], (int32_t)g};
+    line_topic[n_lines++] = (uint32_t)t;
+    if (g > 0) q->n_positive_lines++;
+    p = eol + 1;
+  }
+
+  /* Topics in strcmp order; rank_of maps a provisional index to it. */
+  const size_t nt = n_keys;
+  q->n_topics = nt;
+  qsort(keys, nt, sizeof *keys, cmp_topic_key);
+  q->topic_id = rs__malloc(rs__mul(nt, sizeof *q->topic_id));
+  q->topic_len = rs__malloc(rs__mul(nt, sizeof *q->topic_len));
+  q->off = rs__calloc(nt + 1, sizeof *q->off);
+  rank_of = rs__malloc(rs__mul(nt, sizeof *rank_of));
+  q->n_judged = n_lines;
+  q->doc = rs__malloc(rs__mul(n_lines, sizeof *q->doc));
+  q->doc_len = rs__malloc(rs__mul(n_lines, sizeof *q->doc_len));
+  q->doc_tag = rs__malloc(rs__mul(n_lines, sizeof *q->doc_tag));
+  q->grade = rs__malloc(rs__mul(n_lines, sizeof *q->grade));
+  q->dup = rs__malloc(rs__mul(nt, sizeof *q->dup));
+  q->slot_off = rs__calloc(nt + 1, sizeof *q->slot_off);
+  q->lv_off = rs__calloc(nt + 1, sizeof *q->lv_off);
+  q->tix_mask = pow2_at_least(2 * nt) - 1;
+  q->tix = rs__calloc(q->tix_mask + 1, sizeof *q->tix);
+  judgment *sorted = rs__malloc(rs__mul(n_lines, sizeof *sorted));
+  if (!q->topic_id || !q->topic_len || !q->off || !rank_of || !q->doc || !q->doc_len || !q->doc_tag ||
+      !q->grade || !q->dup || !q->slot_off || !q->lv_off || !q->tix || !sorted) {
+    free(sorted);
+    rc = rs__fail(err, RS_NOMEM, "%s: out of memory indexing %zu judgments", name, n_lines);
+    goto done;
+  }
+  for (size_t r = 0; r < nt; r++) {
+    q->topic_id[r] = keys[r].id;
+    q->topic_len[r] = keys[r].len;
+    rank_of[keys[r].index] = (uint32_t)r;
+    uint64_t h = rs__hash_bytes(keys[r].id, keys[r].len);
+    size_t i = (size_t)h & q->tix_mask;
+    while (q->tix[i]) i = (i + 1) & q->tix_mask;
+    q->tix[i] = (uint32_t)(r + 1);
+  }
+
+  /* Stable counting sort of the judgments by topic rank, then by docno. */
+  for (size_t i = 0; i < n_lines; i++) q->off[rank_of[line_topic[i]] + 1]++;
+  for (size_t r = 0; r < nt; r++) q->off[r + 1] += q->off[r];
+  {
+    size_t *fill = rs__malloc(rs__mul(nt, sizeof *fill));
+    if (!fill) {
+      free(sorted);
+      rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
+      goto done;
+    }
+    memcpy(fill, q->off, nt * sizeof *fill);
+    for (size_t i = 0; i < n_lines; i++) sorted[fill[rank_of[line_topic[i]]]++] = lines[i];
+    free(fill);
+  }
+  size_t n_slots = 0, n_levels = 0, max_topic = 0;
+  for (size_t r = 0; r < nt; r++) {
+    size_t a = q->off[r], b = q->off[r + 1];
+    qsort(sorted + a, b - a, sizeof *sorted, cmp_judgment);
+    q->dup[r] = SIZE_MAX;
+    for (size_t i = a; i < b; i++) {
+      q->doc[i] = sorted[i].doc;
+      q->doc_len[i] = sorted[i].doc_len;
+      q->grade[i] = sorted[i].grade;
+      q->doc_tag[i] = (uint32_t)(rs__hash_bytes(sorted[i].doc, sorted[i].doc_len) >> 32);
+      if (i > a && q->dup[r] == SIZE_MAX && strcmp(sorted[i].doc, sorted[i - 1].doc) == 0) q->dup[r] = i;
+    }
+    n_slots += pow2_at_least(2 * (b - a));
+    q->slot_off[r + 1] = n_slots;
+    if (b - a > max_topic) max_topic = b - a;
+  }
+  free(sorted);
+
+  /* Docno tables and distinct grade levels. */
+  q->slot = rs__calloc(n_slots, sizeof *q->slot);
+  gtmp = rs__malloc(rs__mul(max_topic, sizeof *gtmp));
+  q->lv_grade = rs__malloc(rs__mul(n_lines, sizeof *q->lv_grade));
+  q->lv_count = rs__malloc(rs__mul(n_lines, sizeof *q->lv_count));
+  if (!q->slot || !gtmp || !q->lv_grade || !q->lv_count) {
+    rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
+    goto done;
+  }
+  for (size_t r = 0; r < nt; r++) {
+    size_t a = q->off[r], b = q->off[r + 1];
+    size_t base = q->slot_off[r], mask = q->slot_off[r + 1] - base - 1, ng = 0;
+    for (size_t i = a; i < b; i++) {
+      uint64_t h = rs__hash_bytes(q->doc[i], q->doc_len[i]);
+      size_t s = (size_t)h & mask;
+      while (q->slot[base + s]) s = (s + 1) & mask;
+      q->slot[base + s] = (uint32_t)(i - a + 1);
+      if (q->grade[i] >= 0) gtmp[ng++] = q->grade[i];
+    }
+    qsort(gtmp, ng, sizeof *gtmp, cmp_i32);
+    for (size_t i = 0; i < ng; i++) {
+      if (i == 0 || gtmp[i] != gtmp[i - 1]) {
+        q->lv_grade[n_levels] = gtmp[i];
+        q->lv_count[n_levels++] = 0;
+      }
+      q->lv_count[n_levels - 1]++;
+    }
+    q->lv_off[r + 1] = n_levels;
+  }
+
+  *out = q;
+  q = NULL;
+done:
+  free(lines);
+  free(line_topic);
+  free(ptab);
+  free(keys);
+  free(rank_of);
+  free(gtmp);
+  rs__qrels_free(q);
+  return rc;
+}

@@ -1,0 +1,82 @@
+/* qrels.h: TREC qrels in memory, grouped by topic (internal layout).
+ *
+ * Topics are sorted by strcmp of their ids (trec_eval's evaluation and
+ * output order).  Within a topic the judgments are sorted by docno, and a
+ * small open-addressing table per topic maps a docno to its judgment, so a
+ * ranked list is joined against the qrels in one hash probe per document.
+ * After rs__qrels_parse returns, the structure is read-only and may be
+ * shared by any number of threads. */
+#ifndef RAGSWEEP_QRELS_H
+#define RAGSWEEP_QRELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+typedef struct rs__qrels {
+  char *text; /* owned copy of the file; ids point into it, NUL-terminated */
+  char *path;
+
+  size_t n_topics;
+  const char **topic_id; /* [n_topics], strcmp order */
+  uint32_t *topic_len;
+  size_t *off; /* [n_topics + 1] into the judgment arrays */
+
+  size_t n_judged; /* judgments (lines) */
+  const char **doc;
+  uint32_t *doc_len;
+  uint32_t *doc_tag; /* high 32 bits of the docno hash */
+  int32_t *grade;
+
+  /* Per-topic docno tables: slot_off[t] .. slot_off[t+1] (a power of two),
+   * each slot 0 (empty) or 1 + the judgment's index within its topic. */
+  size_t *slot_off;
+  uint32_t *slot;
+
+  /* Distinct non-negative grades per topic, ascending, with their counts. */
+  size_t *lv_off;
+  int32_t *lv_grade;
+  uint32_t *lv_count;
+
+  /* First duplicate docno per topic (index into doc[]), or SIZE_MAX. */
+  size_t *dup;
+
+  size_t n_positive_lines; /* lines with grade > 0: trec_eval's -c num_rel */
+
+  /* qid -> topic index */
+  uint32_t *tix; /* 0 empty, else 1 + topic */
+  size_t tix_mask;
+} rs__qrels;
+
+/* Parses qrels text from path ("-" = stdin; gzip detected by magic). */
+rs_code rs__qrels_read(const char *path, rs__qrels **out, rs_error *err);
+void rs__qrels_free(rs__qrels *q);
+
+/* Topic index of an id, or -1 when the qrels do not judge that topic. */
+static inline long rs__qrels_topic(const rs__qrels *q, const char *id, size_t len, uint64_t h)
+{
+  for (size_t i = (size_t)h & q->tix_mask;; i = (i + 1) & q->tix_mask) {
+    uint32_t s = q->tix[i];
+    if (!s) return -1;
+    size_t t = s - 1;
+    if (q->topic_len[t] == len && __builtin_memcmp(q->topic_id[t], id, len) == 0) return (long)t;
+  }
+}
+
+/* Grade of docno in topic t, or INT32_MIN when it is not judged there. */
+static inline int32_t rs__qrels_grade(const rs__qrels *q, size_t t, const char *doc, size_t len,
+                                      uint64_t h)
+{
+  const size_t base = q->slot_off[t], mask = q->slot_off[t + 1] - base - 1, first = q->off[t];
+  const uint32_t tag = (uint32_t)(h >> 32);
+  for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+    uint32_t s = q->slot[base + i];
+    if (!s) return INT32_MIN;
+    size_t j = first + s - 1;
+    if (q->doc_tag[j] == tag && q->doc_len[j] == len && __builtin_memcmp(q->doc[j], doc, len) == 0)
+      return q->grade[j];
+  }
+}
+
+#endif

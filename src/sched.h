@@ -1,0 +1,22 @@
+/* sched.h: the one place that runs code on several threads (internal).
+ *
+ * Work is partitioned by item, never by thread: fn(ctx, i, tid) is called
+ * once for every i in [0, n), each item writes only its own outputs, and
+ * whatever is combined afterwards is combined by the caller in item order,
+ * so results do not depend on the thread count or the schedule. */
+#ifndef RAGSWEEP_SCHED_H
+#define RAGSWEEP_SCHED_H
+
+#include <stddef.h>
+
+/* Threads to use: requested if >= 1, else OMP_NUM_THREADS or all cores.
+ * Always 1 in the serial build. */
+int rs__threads(int requested);
+
+typedef void (*rs__item_fn)(void *ctx, size_t i, int tid);
+
+/* Runs fn for every item on `threads` threads (dynamic schedule, `chunk`
+ * items at a time).  tid is in [0, threads). */
+void rs__parallel_for(size_t n, int threads, size_t chunk, rs__item_fn fn, void *ctx);
+
+#endif

@@ -1,0 +1,187 @@
+/* textio.c: the only includer of <zlib.h>.  Plain files are read with
+ * read(2) straight into the caller's buffer; gzip streams (any number of
+ * concatenated members) are inflated through a fixed staging buffer. */
+#define _POSIX_C_SOURCE 200809L
+#include "textio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "internal.h"
+
+enum { STAGE_SIZE = 1 << 20 };
+
+struct rs__input {
+  int fd;
+  int owns_fd;
+  int gzip;
+  int eof; /* the underlying fd is exhausted */
+  int done;
+  const char *name;
+  unsigned char prefix[2]; /* bytes read to sniff the format */
+  size_t n_prefix;
+  z_stream zs;
+  unsigned char *stage;
+};
+
+const char *rs__input_name(const rs__input *in) { return in->name; }
+
+/* read(2) that retries on EINTR and fills as much as it can. */
+static ssize_t read_full(int fd, void *buf, size_t cap)
+{
+  size_t got = 0;
+  while (got < cap) {
+    ssize_t r = read(fd, (char *)buf + got, cap - got);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    if (r == 0) break;
+    got += (size_t)r;
+  }
+  return (ssize_t)got;
+}
+
+rs_code rs__input_open(const char *path, rs__input **out, rs_error *err)
+{
+  rs__input *in = rs__calloc(1, sizeof *in);
+  if (!in) return rs__fail(err, RS_NOMEM, "%s: out of memory", path);
+  if (strcmp(path, "-") == 0) {
+    in->fd = STDIN_FILENO;
+    in->name = "<stdin>";
+  } else {
+    in->fd = open(path, O_RDONLY);
+    in->owns_fd = 1;
+    in->name = path;
+    if (in->fd < 0) {
+      rs_code rc = rs__fail(err, RS_IO, "%s: cannot open: %s", path, strerror(errno));
+      free(in);
+      return rc;
+    }
+  }
+  ssize_t r = read_full(in->fd, in->prefix, 2);
+  if (r < 0) {
+    rs_code rc = rs__fail(err, RS_IO, "%s: cannot read: %s", in->name, strerror(errno));
+    rs__input_close(in);
+    return rc;
+  }
+  in->n_prefix = (size_t)r;
+  if (r < 2) in->eof = 1;
+  if (r == 2 && in->prefix[0] == 0x1f && in->prefix[1] == 0x8b) {
+    in->gzip = 1;
+    in->stage = rs__malloc(STAGE_SIZE);
+    if (!in->stage || inflateInit2(&in->zs, 15 + 16) != Z_OK) {
+      rs__input_close(in);
+      return rs__fail(err, RS_NOMEM, "%s: cannot start gzip decoder", path);
+    }
+    memcpy(in->stage, in->prefix, 2);
+    in->zs.next_in = in->stage;
+    in->zs.avail_in = 2;
+    in->n_prefix = 0;
+  }
+  *out = in;
+  return RS_OK;
+}
+
+static rs_code read_plain(rs__input *in, char *buf, size_t cap, size_t *got, rs_error *err)
+{
+  size_t n = 0;
+  while (in->n_prefix && n < cap) { /* hand out the sniffed bytes first */
+    buf[n++] = (char)in->prefix[0];
+    in->prefix[0] = in->prefix[1];
+    in->n_prefix--;
+  }
+  if (!in->eof && n < cap) {
+    ssize_t r = read_full(in->fd, buf + n, cap - n);
+    if (r < 0) return rs__fail(err, RS_IO, "%s: read error: %s", in->name, strerror(errno));
+    if ((size_t)r < cap - n) in->eof = 1;
+    n += (size_t)r;
+  }
+  *got = n;
+  return RS_OK;
+}
+
+static rs_code read_gzip(rs__input *in, char *buf, size_t cap, size_t *got, rs_error *err)
+{
+  z_stream *zs = &in->zs;
+  zs->next_out = (unsigned char *)buf;
+  zs->avail_out = cap > UINT32_MAX ? UINT32_MAX : (uInt)cap;
+  while (zs->avail_out > 0 && !in->done) {
+    if (zs->avail_in == 0 && !in->eof) {
+      ssize_t r = read_full(in->fd, in->stage, STAGE_SIZE);
+      if (r < 0) return rs__fail(err, RS_IO, "%s: read error: %s", in->name, strerror(errno));
+      if (r < STAGE_SIZE) in->eof = 1;
+      zs->next_in = in->stage;
+      zs->avail_in = (uInt)r;
+    }
+    int z = inflate(zs, Z_NO_FLUSH);
+    if (z == Z_STREAM_END) {
+      /* Another gzip member may follow (as `cat a.gz b.gz` makes). */
+      if (zs->avail_in == 0 && in->eof) in->done = 1;
+      else if (inflateReset(zs) != Z_OK)
+        return rs__fail(err, RS_FORMAT, "%s: corrupt gzip stream", in->name);
+    } else if (z == Z_BUF_ERROR) {
+      if (zs->avail_in == 0 && in->eof)
+        return rs__fail(err, RS_FORMAT, "%s: gzip stream is truncated", in->name);
+    } else if (z != Z_OK) {
+      return rs__fail(err, RS_FORMAT, "%s: corrupt gzip stream (%s)", in->name,
+                      zs->msg ? zs->msg : "inflate failed");
+    }
+  }
+  *got = (size_t)(zs->next_out - (unsigned char *)buf);
+  return RS_OK;
+}
+
+rs_code rs__input_read(rs__input *in, char *buf, size_t cap, size_t *got, rs_error *err)
+{
+  return in->gzip ? read_gzip(in, buf, cap, got, err) : read_plain(in, buf, cap, got, err);
+}
+
+void rs__input_close(rs__input *in)
+{
+  if (!in) return;
+  if (in->gzip) inflateEnd(&in->zs);
+  if (in->owns_fd && in->fd >= 0) close(in->fd);
+  free(in->stage);
+  free(in);
+}
+
+rs_code rs__read_all(const char *path, char **out, size_t *out_len, rs_error *err)
+{
+  rs__input *in = NULL;
+  rs_code rc = rs__input_open(path, &in, err);
+  if (rc) return rc;
+  size_t cap = 1 << 20, len = 0;
+  char *buf = rs__malloc(cap + 1);
+  if (!buf) {
+    rc = rs__fail(err, RS_NOMEM, "%s: out of memory", path);
+    goto done;
+  }
+  for (;;) {
+    if (len == cap) {
+      char *nb = rs__realloc(buf, rs__mul(cap, 2) + 1);
+      if (!nb) {
+        rc = rs__fail(err, RS_NOMEM, "%s: out of memory reading %zu bytes", path, cap * 2);
+        goto done;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    size_t got = 0;
+    if ((rc = rs__input_read(in, buf + len, cap - len, &got, err))) goto done;
+    if (got == 0) break;
+    len += got;
+  }
+  buf[len] = '\0';
+  *out = buf;
+  *out_len = len;
+  buf = NULL;
+done:
+  free(buf);
+  rs__input_close(in);
+  return rc;
+}

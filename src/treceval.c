@@ -1,0 +1,779 @@
+/* treceval.c: trec_eval 10.0 over TREC text: stream the run, rank and join
+ * each topic, evaluate topics in parallel, combine in topic order. */
+#define _POSIX_C_SOURCE 200809L
+#include "ragsweep/trec_eval.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "numparse.h"
+#include "qrels.h"
+#include "sched.h"
+#include "textio.h"
+
+enum { DEFAULT_BLOCK = 32 << 20, SLICES_PER_THREAD = 4 };
+
+struct rs_te_result {
+  rs__qrels *qrels;
+  size_t n_topics, n_values, relstring_stride;
+  double *values;   /* [n_topics * n_values] */
+  char *relstrings; /* [n_topics * relstring_stride] */
+  unsigned char *present;
+  double *summary; /* [n_values] */
+  char *runid;
+  size_t n_ok;        /* topics before the first failing one */
+  rs_error topic_err; /* why topic n_ok failed */
+};
+
+/* ---------------------------------------------------------------------- */
+/* Parsed run lines of one block, struct-of-arrays. */
+typedef struct {
+  const char **qid;
+  const char **doc;
+  uint32_t *doc_len;
+  int32_t *topic; /* qrels topic index, or -1 when the qrels do not judge it */
+  double *score;
+  size_t n, cap;
+} run_lines;
+
+typedef struct {
+  size_t begin, end; /* byte range of the slice */
+  size_t n_newlines;
+  size_t rec0, n_rec; /* where its records go, how many it produced */
+  size_t err_off;     /* offset of its first malformed line, or SIZE_MAX */
+  int err_fields;
+  const char *tag; /* run tag of its last data line */
+  size_t tag_len;
+} slice;
+
+typedef struct {
+  size_t a, b; /* records [a, b) */
+  int32_t topic;
+} group;
+
+/* Per-thread scratch for building rankings. */
+typedef struct {
+  size_t cap;
+  uint32_t *order, *tmp;
+  uint64_t *hash;
+  int32_t *rel;
+  uint32_t *set;
+  size_t set_cap;
+  rs_scratch ms;
+  int has_ms;
+  /* lowest failing topic seen by this thread */
+  long err_topic;
+  char err_doc[200];
+} thread_state;
+
+typedef struct {
+  const rs_te_config *cfg;
+  const rs__qrels *q;
+  rs_te_result *res;
+  int threads;
+  char *buf;
+  run_lines lines;
+  slice *slices;
+  size_t n_slices;
+  group *groups;
+  size_t n_groups, cap_groups;
+  thread_state *ts;
+  size_t max_levels;
+} engine;
+
+static inline int is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+static int grow_lines(run_lines *l, size_t need)
+{
+  if (need <= l->cap) return 1;
+  size_t cap = l->cap ? l->cap : 1 << 16;
+  while (cap < need) cap *= 2;
+#define GROW(f)                                                                \
+  do {                                                                         \
+    void *p_ = rs__realloc(l->f, rs__mul(cap, sizeof *l->f));                  \
+    if (!p_) return 0;                                                         \
+    l->f = p_;                                                                 \
+  } while (0)
+  GROW(qid);
+  GROW(doc);
+  GROW(doc_len);
+  GROW(topic);
+  GROW(score);
+#undef GROW
+  l->cap = cap;
+  return 1;
+}
+
+static void free_lines(run_lines *l)
+{
+  free(l->qid);
+  free(l->doc);
+  free(l->doc_len);
+  free(l->topic);
+  free(l->score);
+}
+
+/* --- parsing ---------------------------------------------------------- */
+
+static void count_newlines(void *vctx, size_t i, int tid)
+{
+  (void)tid;
+  engine *e = vctx;
+  slice *s = &e->slices[i];
+  const char *p = e->buf + s->begin;
+  size_t n = 0, len = s->end - s->begin;
+  for (size_t k = 0; k < len; k++) n += p[k] == '\n';
+  s->n_newlines = n;
+}
+
+/* Parses "qid iter docno rank sim tag ..." lines of one slice.  Blank lines
+ * and lines whose first non-blank character is '#' are skipped; a line with
+ * fewer than six fields stops the slice with an error. */
+static void parse_slice(void *vctx, size_t i, int tid)
+{
+  (void)tid;
+  engine *e = vctx;
+  slice *s = &e->slices[i];
+  const rs__qrels *q = e->q;
+  run_lines *L = &e->lines;
+  const char *p = e->buf + s->begin, *const end = e->buf + s->end;
+  size_t r = s->rec0;
+  const char *prev_qid = NULL;
+  size_t prev_len = 0;
+  int32_t prev_topic = -1;
+  s->err_off = SIZE_MAX;
+  s->tag = NULL;
+  while (p < end) {
+    const char *line = p;
+    while (p < end && *p != '\n' && is_space((unsigned char)*p)) p++;
+    if (p == end) break;
+    if (*p == '\n' || *p == '#') { /* blank or comment line */
+      const char *nl = memchr(p, '\n', (size_t)(end - p));
+      p = nl ? nl + 1 : end;
+      continue;
+    }
+    const char *tok[6];
+    size_t tl[6];
+    int nt = 0;
+    while (nt < 6) {
+      while (p < end && *p != '\n' && is_space((unsigned char)*p)) p++;
+      if (p == end || *p == '\n') break;
+      tok[nt] = p;
+      while (p < end && !is_space((unsigned char)*p)) p++;
+      tl[nt] = (size_t)(p - tok[nt]);
+      nt++;
+    }
+    if (nt < 6) {
+      s->err_off = (size_t)(line - e->buf);
+      s->err_fields = nt;
+      break;
+    }
+    const char *nl = memchr(p, '\n', (size_t)(end - p)); /* the rest is ignored */
+    p = nl ? nl + 1 : end;
+    int32_t topic;
+    if (prev_qid && prev_len == tl[0] && memcmp(prev_qid, tok[0], tl[0]) == 0) {
+      topic = prev_topic;
+    } else {
+      topic = (int32_t)rs__qrels_topic(q, tok[0], tl[0], rs__hash_bytes(tok[0], tl[0]));
+      prev_qid = tok[0];
+      prev_len = tl[0];
+      prev_topic = topic;
+    }
+    L->qid[r] = tok[0];
+    L->doc[r] = tok[2];
+    L->doc_len[r] = (uint32_t)tl[2];
+    L->topic[r] = topic;
+    L->score[r] = rs__atof(tok[4], tl[4]);
+    r++;
+    s->tag = tok[5];
+    s->tag_len = tl[5];
+  }
+  s->n_rec = r - s->rec0;
+}
+
+/* --- ranking and evaluation of one topic ------------------------------ */
+
+/* trec_eval's order: score descending, then docno descending (strcmp). */
+static inline int rank_cmp(const run_lines *L, size_t x, size_t y)
+{
+  if (L->score[x] > L->score[y]) return -1;
+  if (L->score[x] < L->score[y]) return 1;
+  return rs__strncmp2(L->doc[y], L->doc_len[y], L->doc[x], L->doc_len[x]);
+}
+
+/* Stable bottom-up merge sort of record indices. */
+static void sort_ranking(const run_lines *L, uint32_t *ord, uint32_t *tmp, size_t n)
+{
+  for (size_t w = 1; w < n; w *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * w) {
+      size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      size_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) tmp[k++] = rank_cmp(L, ord[i], ord[j]) <= 0 ? ord[i++] : ord[j++];
+      while (i < mid) tmp[k++] = ord[i++];
+      while (j < hi) tmp[k++] = ord[j++];
+    }
+    memcpy(ord, tmp, n * sizeof *ord);
+  }
+}
+
+static int ensure_thread_state(thread_state *ts, const rs_plan *plan, size_t n, size_t max_levels, rs_error *err)
+{
+  if (n <= ts->cap && ts->has_ms) return 1;
+  size_t cap = ts->cap ? ts->cap : 1024;
+  while (cap < n) cap *= 2;
+  size_t set_cap = 2;
+  while (set_cap < 2 * cap) set_cap *= 2;
+  uint32_t *order = rs__realloc(ts->order, rs__mul(cap, sizeof *order));
+  if (order) ts->order = order;
+  uint32_t *tmp = rs__realloc(ts->tmp, rs__mul(cap, sizeof *tmp));
+  if (tmp) ts->tmp = tmp;
+  uint64_t *hash = rs__realloc(ts->hash, rs__mul(cap, sizeof *hash));
+  if (hash) ts->hash = hash;
+  int32_t *rel = rs__realloc(ts->rel, rs__mul(cap, sizeof *rel));
+  if (rel) ts->rel = rel;
+  uint32_t *set = rs__realloc(ts->set, rs__mul(set_cap, sizeof *set));
+  if (set) ts->set = set;
+  if (!order || !tmp || !hash || !rel || !set) {
+    rs__fail(err, RS_NOMEM, "out of memory for rankings of %zu docs", n);
+    return 0;
+  }
+  ts->set_cap = set_cap;
+  ts->cap = cap;
+  if (ts->has_ms) rs_scratch_free(&ts->ms);
+  ts->has_ms = 0;
+  if (rs_scratch_init(&ts->ms, plan, cap, max_levels, err)) return 0;
+  ts->has_ms = 1;
+  return 1;
+}
+
+static void note_topic_error(thread_state *ts, int32_t topic, const char *doc, size_t len)
+{
+  if (ts->err_topic >= 0 && ts->err_topic <= topic) return;
+  ts->err_topic = topic;
+  size_t n = len < sizeof ts->err_doc - 1 ? len : sizeof ts->err_doc - 1;
+  memcpy(ts->err_doc, doc, n);
+  ts->err_doc[n] = '\0';
+}
+
+static rs_levels topic_levels(const rs__qrels *q, size_t t)
+{
+  size_t a = q->lv_off[t];
+  return (rs_levels){q->lv_grade + a, q->lv_count + a, q->lv_off[t + 1] - a};
+}
+
+/* Evaluates a ranking already turned into relevance values. */
+static void finish_topic(engine *e, thread_state *ts, size_t t, int32_t *rel, size_t n)
+{
+  const rs_plan *plan = &e->cfg->plan;
+  if (plan->judged_only) { /* -J: drop unjudged docs, close up the ranks */
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+      rel[k] = rel[i];
+      k += rel[i] >= 0;
+    }
+    n = k;
+  }
+  rs_levels lv = topic_levels(e->q, t);
+  rs_te_result *res = e->res;
+  rs_eval_topic(plan, rel, n, &lv, &ts->ms, res->values + t * res->n_values,
+                res->relstrings ? res->relstrings + t * res->relstring_stride : NULL);
+}
+
+static void eval_group(void *vctx, size_t gi, int tid)
+{
+  engine *e = vctx;
+  const group *g = &e->groups[gi];
+  thread_state *ts = &e->ts[tid];
+  const run_lines *L = &e->lines;
+  const rs__qrels *q = e->q;
+  const size_t t = (size_t)g->topic, n = g->b - g->a;
+  uint32_t *ord = ts->order;
+
+  int sorted = 1;
+  for (size_t i = 0; i < n; i++) ord[i] = (uint32_t)(g->a + i);
+  for (size_t i = 1; i < n && sorted; i++) sorted = rank_cmp(L, ord[i - 1], ord[i]) <= 0;
+  if (!sorted) sort_ranking(L, ord, ts->tmp, n);
+  const size_t m = (long)n > e->cfg->plan.max_docs ? (size_t)e->cfg->plan.max_docs : n;
+
+  /* Duplicate docnos among the kept docs are an error, as in trec_eval. */
+  size_t set_n = 2;
+  while (set_n < 2 * m) set_n *= 2;
+  memset(ts->set, 0, set_n * sizeof *ts->set);
+  const char *dup = NULL;
+  size_t dup_len = 0;
+  for (size_t i = 0; i < m; i++) {
+    size_t r = ord[i];
+    uint64_t h = rs__hash_bytes(L->doc[r], L->doc_len[r]);
+    ts->hash[i] = h;
+    size_t s = (size_t)h & (set_n - 1);
+    for (; ts->set[s]; s = (s + 1) & (set_n - 1)) {
+      size_t o = ts->set[s] - 1, ro = ord[o];
+      if (ts->hash[o] == h && L->doc_len[ro] == L->doc_len[r] && memcmp(L->doc[ro], L->doc[r], L->doc_len[r]) == 0) {
+        /* report the smallest duplicated docno, as trec_eval's sort does */
+        if (!dup || rs__strncmp2(L->doc[r], L->doc_len[r], dup, dup_len) < 0) {
+          dup = L->doc[r];
+          dup_len = L->doc_len[r];
+        }
+        break;
+      }
+    }
+    if (!ts->set[s]) ts->set[s] = (uint32_t)(i + 1);
+  }
+  if (dup) {
+    note_topic_error(ts, g->topic, dup, dup_len);
+    return;
+  }
+  if (q->dup[t] != SIZE_MAX) {
+    note_topic_error(ts, g->topic, q->doc[q->dup[t]], q->doc_len[q->dup[t]]);
+    return;
+  }
+  int32_t *rel = ts->rel;
+  for (size_t i = 0; i < m; i++) {
+    size_t r = ord[i];
+    int32_t gr = rs__qrels_grade(q, t, L->doc[r], L->doc_len[r], ts->hash[i]);
+    rel[i] = gr == INT32_MIN ? RS_REL_UNPOOLED : gr < 0 ? RS_REL_UNJUDGED : gr;
+  }
+  finish_topic(e, ts, t, rel, m);
+}
+
+/* --- blocks ------------------------------------------------------------ */
+
+/* Parses buf[0, len) (complete lines only) on all threads into e->lines. */
+static rs_code parse_region(engine *e, size_t len, size_t base_line, const char *name, rs_error *err)
+{
+  size_t ns = (size_t)e->threads * SLICES_PER_THREAD;
+  if (len < ((size_t)1 << 16)) ns = 1;
+  size_t pos = 0, k = 0;
+  for (; k < ns && pos < len; k++) {
+    size_t end = k + 1 == ns ? len : (len / ns) * (k + 1);
+    if (end < pos) end = pos;
+    const char *nl = end < len ? memchr(e->buf + end, '\n', len - end) : NULL;
+    end = nl ? (size_t)(nl - e->buf) + 1 : len;
+    e->slices[k] = (slice){.begin = pos, .end = end};
+    pos = end;
+  }
+  e->n_slices = k;
+  rs__parallel_for(k, e->threads, 1, count_newlines, e);
+  size_t total = 0;
+  for (size_t i = 0; i < k; i++) {
+    e->slices[i].rec0 = total;
+    total += e->slices[i].n_newlines + 1;
+  }
+  if (!grow_lines(&e->lines, total)) return rs__fail(err, RS_NOMEM, "%s: out of memory for %zu lines", name, total);
+  rs__parallel_for(k, e->threads, 1, parse_slice, e);
+
+  size_t line = base_line;
+  for (size_t i = 0; i < k; i++) {
+    const slice *s = &e->slices[i];
+    if (s->err_off != SIZE_MAX) {
+      const char *b = e->buf + s->begin, *eol = memchr(e->buf + s->err_off, '\n', s->end - s->err_off);
+      for (const char *c = b; c < e->buf + s->err_off; c++) line += *c == '\n';
+      int shown = (int)((eol ? eol : e->buf + s->end) - (e->buf + s->err_off));
+      return rs__fail(err, RS_FORMAT,
+                      "%s:%zu: malformed run line: expected at least 6 fields "
+                      "'qid iter docno rank score tag', found %d: \"%.*s\"",
+                      name, line + 1, s->err_fields, shown > 80 ? 80 : shown, e->buf + s->err_off);
+    }
+    line += s->n_newlines;
+  }
+  /* Close the gaps left by blank and comment lines. */
+  run_lines *L = &e->lines;
+  size_t w = 0;
+  for (size_t i = 0; i < k; i++) {
+    const slice *s = &e->slices[i];
+    if (w != s->rec0) {
+      memmove(L->qid + w, L->qid + s->rec0, s->n_rec * sizeof *L->qid);
+      memmove(L->doc + w, L->doc + s->rec0, s->n_rec * sizeof *L->doc);
+      memmove(L->doc_len + w, L->doc_len + s->rec0, s->n_rec * sizeof *L->doc_len);
+      memmove(L->topic + w, L->topic + s->rec0, s->n_rec * sizeof *L->topic);
+      memmove(L->score + w, L->score + s->rec0, s->n_rec * sizeof *L->score);
+    }
+    w += s->n_rec;
+  }
+  L->n = w;
+  return RS_OK;
+}
+
+static int push_group(engine *e, size_t a, size_t b, int32_t topic)
+{
+  if (e->n_groups == e->cap_groups) {
+    size_t cap = e->cap_groups ? e->cap_groups * 2 : 4096;
+    group *g = rs__realloc(e->groups, rs__mul(cap, sizeof *g));
+    if (!g) return 0;
+    e->groups = g;
+    e->cap_groups = cap;
+  }
+  e->groups[e->n_groups++] = (group){a, b, topic};
+  return 1;
+}
+
+static rs_code run_groups(engine *e, rs_error *err)
+{
+  size_t max_n = 1;
+  for (size_t i = 0; i < e->n_groups; i++)
+    if (e->groups[i].b - e->groups[i].a > max_n) max_n = e->groups[i].b - e->groups[i].a;
+  for (int t = 0; t < e->threads; t++)
+    if (!ensure_thread_state(&e->ts[t], &e->cfg->plan, max_n, e->max_levels, err)) return err ? err->code : RS_NOMEM;
+  rs__parallel_for(e->n_groups, e->threads, 8, eval_group, e);
+  return RS_OK;
+}
+
+static void save_tag(engine *e, char **tag)
+{
+  for (size_t i = e->n_slices; i-- > 0;) {
+    const slice *s = &e->slices[i];
+    if (s->tag) {
+      char *t = rs__malloc(s->tag_len + 1);
+      if (!t) return;
+      memcpy(t, s->tag, s->tag_len);
+      t[s->tag_len] = '\0';
+      free(*tag);
+      *tag = t;
+      return;
+    }
+  }
+}
+
+/* Whole-run mode, for runs whose topics are interleaved (and stdin): all
+ * lines in memory, grouped by topic with a stable sort. */
+static rs_code evaluate_whole(engine *e, const char *path, const char *name, char **tag, rs_error *err)
+{
+  size_t len = 0;
+  free(e->buf);
+  e->buf = NULL;
+  rs_code rc = rs__read_all(path, &e->buf, &len, err);
+  if (rc) return rc;
+  if (len == 0) return rs__fail(err, RS_FORMAT, "%s: the run file is empty", name);
+  if ((rc = parse_region(e, len, 0, name, err))) return rc;
+  save_tag(e, tag);
+  run_lines *L = &e->lines;
+  e->n_groups = 0;
+  /* Each maximal run of one topic becomes a group; then groups of a topic
+   * are merged by sorting the records by (topic, position). */
+  size_t *count = rs__calloc(e->q->n_topics + 1, sizeof *count);
+  uint32_t *perm = rs__malloc(rs__mul(L->n, sizeof *perm));
+  if (!count || !perm) {
+    free(count);
+    free(perm);
+    return rs__fail(err, RS_NOMEM, "%s: out of memory", name);
+  }
+  size_t judged = 0;
+  for (size_t i = 0; i < L->n; i++)
+    if (L->topic[i] >= 0) count[L->topic[i] + 1]++, judged++;
+  for (size_t t = 0; t < e->q->n_topics; t++) count[t + 1] += count[t];
+  for (size_t i = 0; i < L->n; i++)
+    if (L->topic[i] >= 0) perm[count[L->topic[i]]++] = (uint32_t)i;
+  /* permute the records in place through a copy of the judged ones */
+  run_lines S = {0};
+  if (!grow_lines(&S, judged)) {
+    free(count);
+    free(perm);
+    return rs__fail(err, RS_NOMEM, "%s: out of memory", name);
+  }
+  for (size_t k = 0; k < judged; k++) {
+    size_t i = perm[k];
+    S.qid[k] = L->qid[i];
+    S.doc[k] = L->doc[i];
+    S.doc_len[k] = L->doc_len[i];
+    S.topic[k] = L->topic[i];
+    S.score[k] = L->score[i];
+  }
+  S.n = judged;
+  free(count);
+  free(perm);
+  free_lines(L);
+  *L = S;
+  for (size_t a = 0; a < L->n;) {
+    size_t b = a + 1;
+    while (b < L->n && L->topic[b] == L->topic[a]) b++;
+    if (!push_group(e, a, b, L->topic[a])) return rs__fail(err, RS_NOMEM, "%s: out of memory", name);
+    e->res->present[L->topic[a]] = 1;
+    a = b;
+  }
+  return run_groups(e, err);
+}
+
+/* Streaming mode: blocks of complete lines; a topic's lines are evaluated
+ * once the block that ends them is read.  Returns RS_UNSUPPORTED (with no
+ * message) when a topic turns up again after its lines ended. */
+static rs_code evaluate_stream(engine *e, const char *path, const char *name, char **tag, rs_error *err)
+{
+  rs__input *in = NULL;
+  rs_code rc = rs__input_open(path, &in, err);
+  if (rc) return rc;
+  size_t cap = e->cfg->block_bytes ? e->cfg->block_bytes : DEFAULT_BLOCK, len = 0, base_line = 0;
+  int eof = 0, any = 0;
+  if (!(e->buf = rs__malloc(cap + 1))) {
+    rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
+    goto done;
+  }
+  while (!eof || len > 0) {
+    if (!eof && len < cap) {
+      size_t got = 0;
+      if ((rc = rs__input_read(in, e->buf + len, cap - len, &got, err))) goto done;
+      if (got == 0) eof = 1;
+      any |= got > 0;
+      len += got;
+      if (!eof && len < cap) continue;
+    }
+    /* complete lines only, unless the input has ended */
+    size_t end = len;
+    if (!eof) {
+      const char *c = e->buf + len;
+      while (c > e->buf && c[-1] != '\n') c--;
+      end = (size_t)(c - e->buf);
+    }
+    if (end == 0 && !eof) { /* one line longer than the buffer */
+      char *nb = rs__realloc(e->buf, rs__mul(cap, 2) + 1);
+      if (!nb) { rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name); goto done; }
+      e->buf = nb;
+      cap *= 2;
+      continue;
+    }
+    if ((rc = parse_region(e, end, base_line, name, err))) goto done;
+    save_tag(e, tag);
+    run_lines *L = &e->lines;
+    e->n_groups = 0;
+    size_t keep_from = end; /* byte offset where the held-back lines start */
+    size_t a = 0;
+    while (a < L->n) {
+      size_t b = a + 1;
+      while (b < L->n && L->topic[b] == L->topic[a]) b++;
+      if (b == L->n && !eof) { /* the last topic may go on in the next block */
+        const char *c = L->qid[a];
+        while (c > e->buf && c[-1] != '\n') c--;
+        keep_from = (size_t)(c - e->buf);
+        break;
+      }
+      int32_t t = L->topic[a];
+      if (t >= 0) {
+        if (e->res->present[t]) {
+          rc = RS_UNSUPPORTED; /* interleaved topics: the caller rereads */
+          goto done;
+        }
+        e->res->present[t] = 1;
+        if (!push_group(e, a, b, t)) { rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name); goto done; }
+      }
+      a = b;
+    }
+    if ((rc = run_groups(e, err))) goto done;
+    if (keep_from == 0 && !eof) { /* one topic fills the buffer: grow it */
+      char *nb = rs__realloc(e->buf, rs__mul(cap, 2) + 1);
+      if (!nb) { rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name); goto done; }
+      e->buf = nb;
+      cap *= 2;
+      continue;
+    }
+    for (size_t k = 0; k < keep_from; k++) base_line += e->buf[k] == '\n';
+    memmove(e->buf, e->buf + keep_from, len - keep_from);
+    len -= keep_from;
+    if (eof) break;
+  }
+  if (!any) rc = rs__fail(err, RS_FORMAT, "%s: the run file is empty", name);
+done:
+  rs__input_close(in);
+  return rc;
+}
+
+/* --- the whole evaluation ---------------------------------------------- */
+
+static void topic_failed(rs_te_result *res, size_t t, rs_code code, const char *fmt_doc)
+{
+  if (t >= res->n_ok) return;
+  res->n_ok = t;
+  if (code == RS_MISSING)
+    rs__fail(&res->topic_err, code,
+             "topic '%s' is judged in the qrels but has no ranking in the run "
+             "(trec_eval 10.0 stops here too; use -c to score it 0)",
+             res->qrels->topic_id[t]);
+  else
+    rs__fail(&res->topic_err, code, "topic '%s': duplicate docs %s", res->qrels->topic_id[t], fmt_doc);
+}
+
+static size_t max_levels_of(const rs__qrels *q)
+{
+  size_t m = 1;
+  for (size_t t = 0; t < q->n_topics; t++)
+    if (q->lv_off[t + 1] - q->lv_off[t] > m) m = q->lv_off[t + 1] - q->lv_off[t];
+  return m;
+}
+
+rs_code rs_te_evaluate(const rs_te_config *cfg, const char *qrels_path, const char *run_path, rs_te_result **out,
+                       rs_error *err)
+{
+  rs_code rc = RS_OK;
+  const rs_plan *plan = &cfg->plan;
+  engine e = {.cfg = cfg, .threads = rs__threads(cfg->threads)};
+  rs_te_result *res = rs__calloc(1, sizeof *res);
+  char *tag = NULL;
+  const char *run_name = strcmp(run_path, "-") == 0 ? "<stdin>" : run_path;
+  if (!res) return rs__fail(err, RS_NOMEM, "out of memory");
+  if ((rc = rs__qrels_read(qrels_path, &res->qrels, err))) goto done;
+  const rs__qrels *q = e.q = res->qrels;
+  e.res = res;
+  e.max_levels = max_levels_of(q);
+  res->n_topics = q->n_topics;
+  res->n_values = plan->n_values;
+  res->n_ok = q->n_topics;
+  res->values = rs__calloc(rs__mul(q->n_topics, plan->n_values), sizeof *res->values);
+  res->present = rs__calloc(q->n_topics, 1);
+  res->summary = rs__calloc(plan->n_values, sizeof *res->summary);
+  if (plan->relstring_len || plan->chosen[RS_M_RELSTRING]) {
+    res->relstring_stride = plan->relstring_len + 1;
+    res->relstrings = rs__calloc(q->n_topics, res->relstring_stride);
+  }
+  e.ts = rs__calloc((size_t)e.threads, sizeof *e.ts);
+  e.slices = rs__calloc((size_t)e.threads * SLICES_PER_THREAD, sizeof *e.slices);
+  if (!res->values || !res->present || !res->summary || !e.ts || !e.slices ||
+      (res->relstring_stride && !res->relstrings)) {
+    rc = rs__fail(err, RS_NOMEM, "out of memory for %zu topics", q->n_topics);
+    goto done;
+  }
+  for (int t = 0; t < e.threads; t++) e.ts[t].err_topic = -1;
+
+  rc = strcmp(run_path, "-") == 0 ? RS_UNSUPPORTED : evaluate_stream(&e, run_path, run_name, &tag, err);
+  if (rc == RS_UNSUPPORTED) { /* stdin, or topics interleaved: read it whole */
+    memset(res->present, 0, q->n_topics);
+    for (int t = 0; t < e.threads; t++) e.ts[t].err_topic = -1;
+    rc = evaluate_whole(&e, run_path, run_name, &tag, err);
+  }
+  if (rc) goto done;
+
+  for (int t = 0; t < e.threads; t++)
+    if (e.ts[t].err_topic >= 0) topic_failed(res, (size_t)e.ts[t].err_topic, RS_DUPLICATE, e.ts[t].err_doc);
+
+  /* Topics judged but not ranked. */
+  for (size_t t = 0; t < q->n_topics && t < res->n_ok; t++) {
+    if (res->present[t]) continue;
+    if (!cfg->complete) {
+      topic_failed(res, t, RS_MISSING, NULL);
+      break;
+    }
+    /* 10.0 ranks one unpooled dummy doc, then zeroes the counts that would
+     * betray it; net effect: every measure 0 except num_rel. */
+    if (q->dup[t] != SIZE_MAX) {
+      topic_failed(res, t, RS_DUPLICATE, q->doc[q->dup[t]]);
+      break;
+    }
+    if (!ensure_thread_state(&e.ts[0], plan, 1, e.max_levels, err)) { rc = err ? err->code : RS_NOMEM; goto done; }
+    int32_t dummy = RS_REL_UNPOOLED;
+    finish_topic(&e, &e.ts[0], t, &dummy, 1);
+    double *v = res->values + t * res->n_values;
+    for (size_t i = 0; i < plan->n_sel; i++) {
+      const rs_measure_sel *m = &plan->sel[i];
+      if (m->id == RS_M_NUM_RET || m->id == RS_M_UTILITY || m->id == RS_M_UNJ || m->id == RS_M_RBP_RESID)
+        for (size_t k = 0; k < m->n_values; k++) v[m->slot + k] = 0.0;
+    }
+    if (res->relstrings) res->relstrings[t * res->relstring_stride] = '\0';
+  }
+
+  /* Summary: a sequential sum over topics in qrels order, then one division. */
+  const size_t nt = q->n_topics, nv = plan->n_values;
+  for (size_t i = 0; i < plan->n_sel; i++) {
+    const rs_measure_sel *m = &plan->sel[i];
+    for (size_t k = 0; k < m->n_values; k++) {
+      size_t v = m->slot + k;
+      double sum = 0.0;
+      for (size_t t = 0; t < nt; t++) sum += res->values[t * nv + v];
+      switch (rs_measure_summary(m->id)) {
+      case RS_SUM_MEAN: res->summary[v] = nt ? sum / (double)nt : sum; break;
+      case RS_SUM_TOTAL:
+        res->summary[v] = m->id == RS_M_NUM_REL && cfg->complete ? (double)q->n_positive_lines : sum;
+        break;
+      case RS_SUM_GEOM: res->summary[v] = nt ? exp(sum / (double)nt) : 0.0; break;
+      case RS_SUM_NUM_Q: res->summary[v] = (double)nt; break;
+      case RS_SUM_RUNID:
+      case RS_SUM_NONE: res->summary[v] = 0.0; break;
+      }
+    }
+  }
+  res->runid = tag ? tag : strdup("");
+  tag = NULL;
+  if (!res->runid) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  *out = res;
+  res = NULL;
+done:
+  for (int t = 0; e.ts && t < e.threads; t++) {
+    free(e.ts[t].order);
+    free(e.ts[t].tmp);
+    free(e.ts[t].hash);
+    free(e.ts[t].rel);
+    free(e.ts[t].set);
+    if (e.ts[t].has_ms) rs_scratch_free(&e.ts[t].ms);
+  }
+  free(e.ts);
+  free(e.slices);
+  free(e.groups);
+  free(e.buf);
+  free_lines(&e.lines);
+  free(tag);
+  rs_te_result_free(res);
+  return rc;
+}
+
+/* --- results ----------------------------------------------------------- */
+
+rs_code rs_te_status(const rs_te_result *r, rs_error *err)
+{
+  if (r->n_ok == r->n_topics) return RS_OK;
+  if (err) *err = r->topic_err;
+  return r->topic_err.code;
+}
+
+size_t rs_te_n_topics(const rs_te_result *r) { return r->n_topics; }
+const char *rs_te_topic_id(const rs_te_result *r, size_t t) { return r->qrels->topic_id[t]; }
+const double *rs_te_values(const rs_te_result *r, size_t t) { return r->values + t * r->n_values; }
+const double *rs_te_summary(const rs_te_result *r) { return r->summary; }
+const char *rs_te_runid(const rs_te_result *r) { return r->runid; }
+
+void rs_te_result_free(rs_te_result *r)
+{
+  if (!r) return;
+  rs__qrels_free(r->qrels);
+  free(r->values);
+  free(r->relstrings);
+  free(r->present);
+  free(r->summary);
+  free(r->runid);
+  free(r);
+}
+
+rs_code rs_te_write(const rs_te_config *cfg, const rs_te_result *r, int per_topic, int summary, FILE *out)
+{
+  const rs_plan *plan = &cfg->plan;
+  if (per_topic) {
+    for (size_t t = 0; t < r->n_ok; t++) {
+      const char *qid = r->qrels->topic_id[t];
+      const double *v = r->values + t * r->n_values;
+      for (size_t i = 0; i < plan->n_sel; i++) {
+        const rs_measure_sel *m = &plan->sel[i];
+        if (!rs_measure_per_topic(m->id)) continue;
+        for (size_t k = 0; k < m->n_values; k++) {
+          if (m->id == RS_M_RELSTRING)
+            fprintf(out, "%-22s\t%s\t'%s'\n", m->names[k], qid, r->relstrings + t * r->relstring_stride);
+          else if (rs_measure_is_integer(m->id))
+            fprintf(out, "%-22s\t%s\t%ld\n", m->names[k], qid, (long)v[m->slot + k]);
+          else
+            fprintf(out, "%-22s\t%s\t%6.4f\n", m->names[k], qid, v[m->slot + k]);
+        }
+      }
+    }
+  }
+  if (summary && r->n_ok == r->n_topics) {
+    for (size_t i = 0; i < plan->n_sel; i++) {
+      const rs_measure_sel *m = &plan->sel[i];
+      rs_summary_kind kind = rs_measure_summary(m->id);
+      if (kind == RS_SUM_NONE) continue;
+      for (size_t k = 0; k < m->n_values; k++) {
+        double v = r->summary[m->slot + k];
+        if (kind == RS_SUM_RUNID) fprintf(out, "%-22s\tall\t%s\n", m->names[k], r->runid);
+        else if (rs_measure_is_integer(m->id)) fprintf(out, "%-22s\tall\t%ld\n", m->names[k], (long)v);
+        else fprintf(out, "%-22s\tall\t%6.4f\n", m->names[k], v);
+      }
+    }
+  }
+  return ferror(out) ? RS_IO : RS_OK;
+}
