@@ -118,17 +118,6 @@ static void free_lines(run_lines *l)
 
 /* --- parsing ---------------------------------------------------------- */
 
-static void count_newlines(void *vctx, size_t i, int tid)
-{
-  (void)tid;
-  engine *e = vctx;
-  slice *s = &e->slices[i];
-  const char *p = e->buf + s->begin;
-  size_t n = 0, len = s->end - s->begin;
-  for (size_t k = 0; k < len; k++) n += p[k] == '\n';
-  s->n_newlines = n;
-}
-
 /* Parses "qid iter docno rank sim tag ..." lines of one slice.  Blank lines
  * and lines whose first non-blank character is '#' are skipped; a line with
  * fewer than six fields stops the slice with an error. */
@@ -144,6 +133,7 @@ static void parse_slice(void *vctx, size_t i, int tid)
   const char *prev_qid = NULL;
   size_t prev_len = 0;
   int32_t prev_topic = -1;
+  size_t n_newlines = 0;
   s->err_off = SIZE_MAX;
   s->tag = NULL;
   while (p < end) {
@@ -153,6 +143,7 @@ static void parse_slice(void *vctx, size_t i, int tid)
     if (*p == '\n' || *p == '#') { /* blank or comment line */
       const char *nl = memchr(p, '\n', (size_t)(end - p));
       p = nl ? nl + 1 : end;
+      n_newlines += nl != NULL;
       continue;
     }
     const char *tok[6];
@@ -171,8 +162,9 @@ static void parse_slice(void *vctx, size_t i, int tid)
       s->err_fields = nt;
       break;
     }
-    const char *nl = memchr(p, '\n', (size_t)(end - p)); /* the rest is ignored */
+    const char *nl = *p == '\n' ? p : memchr(p, '\n', (size_t)(end - p)); /* the rest is ignored */
     p = nl ? nl + 1 : end;
+    n_newlines += nl != NULL;
     int32_t topic;
     if (prev_qid && prev_len == tl[0] && memcmp(prev_qid, tok[0], tl[0]) == 0) {
       topic = prev_topic;
@@ -192,6 +184,7 @@ static void parse_slice(void *vctx, size_t i, int tid)
     s->tag_len = tl[5];
   }
   s->n_rec = r - s->rec0;
+  s->n_newlines = n_newlines;
 }
 
 /* --- ranking and evaluation of one topic ------------------------------ */
@@ -356,11 +349,12 @@ static rs_code parse_region(engine *e, size_t len, size_t base_line, const char 
     pos = end;
   }
   e->n_slices = k;
-  rs__parallel_for(k, e->threads, 1, count_newlines, e);
+  /* A data line has at least 6 fields, so at least 12 bytes: reserve that
+   * many records per slice (untouched pages cost no memory). */
   size_t total = 0;
   for (size_t i = 0; i < k; i++) {
     e->slices[i].rec0 = total;
-    total += e->slices[i].n_newlines + 1;
+    total += (e->slices[i].end - e->slices[i].begin) / 12 + 1;
   }
   if (!grow_lines(&e->lines, total)) return rs__fail(err, RS_NOMEM, "%s: out of memory for %zu lines", name, total);
   rs__parallel_for(k, e->threads, 1, parse_slice, e);
@@ -369,8 +363,9 @@ static rs_code parse_region(engine *e, size_t len, size_t base_line, const char 
   for (size_t i = 0; i < k; i++) {
     const slice *s = &e->slices[i];
     if (s->err_off != SIZE_MAX) {
-      const char *b = e->buf + s->begin, *eol = memchr(e->buf + s->err_off, '\n', s->end - s->err_off);
-      for (const char *c = b; c < e->buf + s->err_off; c++) line += *c == '\n';
+      const char *eol = memchr(e->buf + s->err_off, '\n', s->end - s->err_off);
+      line = base_line;
+      for (const char *c = e->buf; c < e->buf + s->err_off; c++) line += *c == '\n';
       int shown = (int)((eol ? eol : e->buf + s->end) - (e->buf + s->err_off));
       return rs__fail(err, RS_FORMAT,
                       "%s:%zu: malformed run line: expected at least 6 fields "
@@ -567,7 +562,10 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
       cap *= 2;
       continue;
     }
-    for (size_t k = 0; k < keep_from; k++) base_line += e->buf[k] == '\n';
+    size_t n_nl = 0, held = 0;
+    for (size_t k = 0; k < e->n_slices; k++) n_nl += e->slices[k].n_newlines;
+    for (size_t k = keep_from; k < end; k++) held += e->buf[k] == '\n';
+    base_line += n_nl - held;
     memmove(e->buf, e->buf + keep_from, len - keep_from);
     len -= keep_from;
     if (eof) break;
