@@ -161,6 +161,9 @@ int rs_cli_trec_eval(int argc, char **argv, const char *prog)
     status = RS_EXIT_INPUT;
     goto out;
   }
+  /* Test hook: a small read block exercises the streaming boundaries. */
+  const char *block = getenv("RAGSWEEP_BLOCK_BYTES");
+  if (block) cfg.block_bytes = (size_t)strtoul(block, NULL, 10);
   rs_code rc = rs_te_evaluate(&cfg, argv[optind], argv[optind + 1], &res, &err);
   if (rc) {
     fprintf(stderr, "%s: %s\n", prog, err.msg);

@@ -1,0 +1,135 @@
+#define _XOPEN_SOURCE 700
+#define _POSIX_C_SOURCE 200809L
+#include "helpers.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Absolute, since the tests run the binary in other folders. */
+static const char *absolute(const char *path, char *buf, size_t size)
+{
+  char *r = realpath(path, NULL);
+  if (!r) return path;
+  snprintf(buf, size, "%s", r);
+  free(r);
+  return buf;
+}
+
+const char *th_bin(void)
+{
+  static char buf[4096];
+  const char *b = getenv("RAGSWEEP_BIN");
+  return absolute(b && *b ? b : "build/ragsweep", buf, sizeof buf);
+}
+
+const char *th_serial_bin(void)
+{
+  static char buf[4096];
+  const char *b = getenv("RAGSWEEP_SERIAL_BIN");
+  return b && *b ? absolute(b, buf, sizeof buf) : NULL;
+}
+
+const char *th_conformance_dir(void)
+{
+  static char path[4096];
+  const char *d = getenv("RAGSWEEP_CONFORMANCE");
+  snprintf(path, sizeof path, "%s", d && *d ? d : "../shared/conformance");
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return NULL;
+  return path;
+}
+
+char *th_slurp(const char *path, size_t *len)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap + 1);
+  for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+    n += got;
+    if (n == cap) {
+      char *nb = realloc(buf, 2 * cap + 1);
+      if (!nb) { free(buf); buf = NULL; break; }
+      buf = nb;
+      cap *= 2;
+    }
+  }
+  fclose(f);
+  if (!buf) return NULL;
+  buf[n] = '\0';
+  if (len) *len = n;
+  return buf;
+}
+
+th_result th_run(const char *dir, char *const argv[], char *const env[], const char *stdin_path)
+{
+  th_result r = {0};
+  char out_path[] = "/tmp/ragsweep-test-outXXXXXX", err_path[] = "/tmp/ragsweep-test-errXXXXXX";
+  int ofd = mkstemp(out_path), efd = mkstemp(err_path);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int ifd = open(stdin_path ? stdin_path : "/dev/null", O_RDONLY);
+    if (ifd < 0 || dup2(ifd, 0) < 0 || dup2(ofd, 1) < 0 || dup2(efd, 2) < 0) _exit(126);
+    if (dir && chdir(dir) != 0) _exit(126);
+    for (int i = 0; env && env[i]; i++) {
+      char name[256];
+      const char *eq = strchr(env[i], '=');
+      if (!eq || (size_t)(eq - env[i]) >= sizeof name) continue;
+      memcpy(name, env[i], (size_t)(eq - env[i]));
+      name[eq - env[i]] = '\0';
+      setenv(name, eq + 1, 1);
+    }
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  close(ofd);
+  close(efd);
+  r.out = th_slurp(out_path, &r.out_len);
+  r.err = th_slurp(err_path, NULL);
+  unlink(out_path);
+  unlink(err_path);
+  return r;
+}
+
+int th_split(char *args, const char *prog, const char *sub, char **argv, int max)
+{
+  int n = 0;
+  argv[n++] = (char *)prog;
+  if (sub) argv[n++] = (char *)sub;
+  for (char *tok = strtok(args, " "); tok && n < max - 1; tok = strtok(NULL, " ")) argv[n++] = tok;
+  argv[n] = NULL;
+  return n;
+}
+
+void th_free(th_result *r)
+{
+  free(r->out);
+  free(r->err);
+  r->out = r->err = NULL;
+}
+
+const char *th_write_temp(int slot, const char *name, const char *text)
+{
+  static char dirs[8][64];
+  static char paths[8][256];
+  if (!dirs[slot][0]) {
+    snprintf(dirs[slot], sizeof dirs[slot], "/tmp/ragsweep-test-%d-XXXXXX", slot);
+    if (!mkdtemp(dirs[slot])) return NULL;
+  }
+  snprintf(paths[slot], sizeof paths[slot], "%s/%s", dirs[slot], name);
+  FILE *f = fopen(paths[slot], "wb");
+  if (!f) return NULL;
+  fputs(text, f);
+  fclose(f);
+  return paths[slot];
+}

@@ -1,0 +1,42 @@
+/* helpers.h: running the ragsweep binary from tests. */
+#ifndef RAGSWEEP_TEST_HELPERS_H
+#define RAGSWEEP_TEST_HELPERS_H
+
+#include <stddef.h>
+
+/* The binaries under test: $RAGSWEEP_BIN (default build/ragsweep) and the
+ * serial reference build $RAGSWEEP_SERIAL_BIN (NULL when not set). */
+const char *th_bin(void);
+const char *th_serial_bin(void);
+
+/* The conformance folder (../shared/conformance, or $RAGSWEEP_CONFORMANCE),
+ * or NULL when it is not there. */
+const char *th_conformance_dir(void);
+
+/* Output of one run: stdout and stderr (malloc'd, NUL-terminated), status. */
+typedef struct {
+  char *out;
+  size_t out_len;
+  char *err;
+  int status; /* exit code, or 128 + signal */
+} th_result;
+
+/* Runs argv (argv[0] is the program path) in directory dir (NULL: here),
+ * with extra environment entries env ("NAME=value", NULL-terminated; may be
+ * NULL) and stdin from stdin_path (NULL: /dev/null). */
+th_result th_run(const char *dir, char *const argv[], char *const env[], const char *stdin_path);
+
+/* Splits a command line on spaces into argv after a given program path;
+ * returns the count.  args is modified. */
+int th_split(char *args, const char *prog, const char *sub, char **argv, int max);
+
+void th_free(th_result *r);
+
+/* Reads a whole file; NULL when it cannot. */
+char *th_slurp(const char *path, size_t *len);
+
+/* Writes text to a fresh file in a temporary folder; returns its path
+ * (static storage per call slot 0..7). */
+const char *th_write_temp(int slot, const char *name, const char *text);
+
+#endif
