@@ -5,7 +5,8 @@
 set -eu
 
 PACKAGES="build-essential pkg-config zlib1g-dev libhdf5-dev libcsv-dev libcriterion-dev"
-[ "${RAGSWEEP_WITH_PYTHON:-0}" = 1 ] && PACKAGES="$PACKAGES python3 python3-numpy"
+# The benchmarks also need the workload generator's Python and GNU time.
+[ "${RAGSWEEP_WITH_BENCH:-0}" = 1 ] && PACKAGES="$PACKAGES python3 python3-numpy time"
 
 missing=""
 for p in $PACKAGES; do
