@@ -1,5 +1,5 @@
-# ragsweep: plain GNU make.  `make test` and `make demo` work on a fresh
-# Debian machine as root: scripts/install-deps.sh installs what is missing.
+# ragsweep: plain GNU make.  `make test` works on a fresh Debian machine as
+# root: scripts/install-deps.sh installs what is missing.
 PREFIX ?= /usr/local
 BUILD  ?= build
 OPT    ?= -O2 -g
@@ -20,7 +20,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps build test check asan serial bench demo clean install
+.PHONY: all deps build test check asan serial bench clean install
 all: deps
 	@$(MAKE) --no-print-directory build
 
@@ -77,6 +77,7 @@ install: all
 	install -D -m 755 $(BUILD)/ragsweep $(DESTDIR)$(PREFIX)/bin/ragsweep
 	ln -sf ragsweep $(DESTDIR)$(PREFIX)/bin/trec_eval
 	install -D -m 644 $(BUILD)/libragsweep.a $(DESTDIR)$(PREFIX)/lib/libragsweep.a
+	install -D -m 755 $(BUILD)/libragsweep.so $(DESTDIR)$(PREFIX)/lib/libragsweep.so
 	install -d $(DESTDIR)$(PREFIX)/include/ragsweep
 	install -m 644 include/ragsweep/*.h $(DESTDIR)$(PREFIX)/include/ragsweep/
 

@@ -16,7 +16,7 @@ static void help(FILE *f, const char *prog)
           "usage: %s [options] QRELS RUN\n"
           "\n"
           "Evaluates a TREC run against TREC qrels exactly as trec_eval 10.0 does, printing the\n"
-          "same bytes.  Files may be gzip-compressed; '-' reads the run from stdin.\n"
+          "same bytes.  Files may be gzip-compressed; '-' for either file reads stdin.\n"
           "\n"
           "options:\n"
           "  -q          also print each topic's values\n"
@@ -26,9 +26,10 @@ static void help(FILE *f, const char *prog)
           "  -c          average over every qrels topic; topics missing from the run score 0\n"
           "  -l LEVEL    lowest grade that counts as relevant (default 1)\n"
           "  -M NUM      evaluate only the top NUM docs of each ranking\n"
-          "  -J          judged docs only: drop unjudged docs before scoring\n"
+          "  -J          judged docs only: drop unjudged and unpooled docs before scoring\n"
           "  -N NUM      number of docs in the collection (for utility)\n"
-          "  -o          accepted and ignored (trec_eval compatibility)\n"
+          "  -o, -D N    accepted and ignored (trec_eval compatibility)\n"
+          "  -Z FILE     z-scores: not supported (exit 1)\n"
           "  -R qrels, -T trec_results  accepted (the only formats)\n"
           "  --threads N threads to use (ragsweep; default: OMP_NUM_THREADS or all cores)\n"
           "  -v          version\n"
@@ -46,7 +47,8 @@ static void help(FILE *f, const char *prog)
 
 static int parse_long(const char *s, long *out)
 {
-  /* trec_eval reads these numbers with atol. */
+  /* trec_eval reads these numbers with atol, so "-M x" silently means 0;
+   * we reject a value that is not a number instead. */
   char *end;
   long v = strtol(s, &end, 10);
   if (end == s) return 0;
@@ -85,7 +87,7 @@ int rs_cli_trec_eval(int argc, char **argv, const char *prog)
   }
   argc = kept;
   opterr = 0;
-  while ((opt = getopt(argc, argv, "+:hvqncJom:l:M:N:T:R:Z:D:")) != -1) {
+  while ((opt = getopt(argc, argv, ":hvqncJom:l:M:N:T:R:Z:D:")) != -1) {
     long v = 0;
     switch (opt) {
     case 'h': help(stdout, prog); goto out;
