@@ -216,6 +216,13 @@ Test(variants, gzip_stdin_interleaved_and_small_blocks_agree)
   cr_expect_str_eq(got, ref, "1000-byte blocks differ");
   free(got);
 
+  /* options after the file names, as GNU getopt allows trec_eval */
+  char *late_argv[] = {(char *)th_bin(), "trec_eval", (char *)qrels, (char *)run, "-q", "-m", "all_trec", NULL};
+  got = run_capture(late_argv, NULL, NULL, &st);
+  cr_expect_eq(st, 0);
+  cr_expect_str_eq(got, ref, "options after the files differ");
+  free(got);
+
   /* invoked under the name trec_eval (a symlink) */
   char link_path[512];
   snprintf(link_path, sizeof link_path, "%s", th_write_temp(4, "trec_eval", ""));
