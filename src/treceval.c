@@ -591,12 +591,18 @@ static void topic_failed(rs_te_result *res, size_t t, rs_code code, const char *
     rs__fail(&res->topic_err, code, "topic '%s': duplicate docs %s", res->qrels->topic_id[t], fmt_doc);
 }
 
+/* Gain-table rows a topic may need: its levels 0 .. highest grade, capped
+ * (a topic with grades in the millions still evaluates; see gain.c). */
 static size_t max_levels_of(const rs__qrels *q)
 {
-  size_t m = 1;
-  for (size_t t = 0; t < q->n_topics; t++)
-    if (q->lv_off[t + 1] - q->lv_off[t] > m) m = q->lv_off[t + 1] - q->lv_off[t];
-  return m;
+  size_t range = 1, distinct = 1;
+  for (size_t t = 0; t < q->n_topics; t++) {
+    size_t a = q->lv_off[t], b = q->lv_off[t + 1];
+    if (b - a > distinct) distinct = b - a;
+    if (b > a && (size_t)q->lv_grade[b - 1] + 1 > range) range = (size_t)q->lv_grade[b - 1] + 1;
+  }
+  if (range > ((size_t)1 << 16)) range = (size_t)1 << 16;
+  return range > distinct ? range : distinct;
 }
 
 rs_code rs_te_evaluate(const rs_te_config *cfg, const char *qrels_path, const char *run_path, rs_te_result **out,

@@ -892,3 +892,36 @@ Test(measures, all_trec_slots)
   cr_expect(strcmp(ev.relstring, "01101") == 0, "relstring: got '%s', want '01101'", ev.relstring);
   ev_close(&ev);
 }
+
+/* ---------------------------------------------------------------------------
+ * Custom fractional gains: trec_eval's gain table lists every level
+ * 0 .. highest grade (even a grade no doc has) and sorts it with glibc's
+ * merge sort under a comparator that truncates the gain difference to int.
+ * ------------------------------------------------------------------------- */
+
+/* -m ndcg.1=0.5, one relevant doc retrieved, no doc judged 0.  Table
+ * [(1, 0.5), (0, 0.0, count 0)]: the two compare equal, so level 0 stays on
+ * top, the ideal walk stops at once, IDCG = 0 and ndcg = 0. */
+Test(measures, custom_gain_keeps_empty_level_zero)
+{
+  const int32_t rel[] = {1}, grade[] = {1};
+  const uint32_t count[] = {1};
+  double got = eval_one("ndcg.1=0.5", rel, 1, grade, count, 1);
+  cr_expect(got == 0.0, "ndcg.1=0.5: got %.17g, trec_eval gives 0", got);
+}
+
+/* -m ndcg.3=1.25,1=0.5; ranking [2, 2, 1]; judged grades 0:1, 1:1, 2:2.
+ * Table before sorting: (3,1.25,0) (1,0.5,1) (0,0,1) (2,2,2).  glibc's
+ * merge sort: halves [(3,1.25),(1,0.5)] stay (diff 0), [(0,0),(2,2)] stay;
+ * merging: (3,1.25) vs (0,0) -> diff 1 > 0, take (0,0); (3,1.25) vs (2,2)
+ * -> diff 0, take (3,1.25); (1,0.5) vs (2,2) -> -1, take (1,0.5); then
+ * (2,2).  Result [(0,0),(3,1.25),(1,0.5),(2,2)]: the ideal is 2, 2, 0.5 (then
+ * (3, count 0) is skipped and (0,0) ends it), which is also the ranking's
+ * DCG, so ndcg = 1. */
+Test(measures, custom_gain_sorted_like_glibc)
+{
+  const int32_t rel[] = {2, 2, 1}, grade[] = {0, 1, 2};
+  const uint32_t count[] = {1, 1, 2};
+  double got = eval_one("ndcg.3=1.25,1=0.5", rel, 3, grade, count, 3);
+  cr_expect(fabs(got - 1.0) < 1e-15, "ndcg.3=1.25,1=0.5: got %.17g, trec_eval gives 1", got);
+}

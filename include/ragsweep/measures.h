@@ -160,10 +160,13 @@ typedef struct rs_scratch {
   double *dcg;     /* [cap + 1] linear-gain DCG of the top i */
   size_t cap_levels;   /* distinct grades per topic plus gain parameters */
   rs_gain_level *gl;   /* [cap_levels] */
+  rs_gain_level *gl_tmp; /* [cap_levels] */
 } rs_scratch;
 
-/* cap: the longest ranking; max_levels: the most distinct grades >= 0 of
- * any topic (the gain parameters of the plan are added here). */
+/* cap: the longest ranking; max_levels: the most grade levels of any topic,
+ * counting 0 .. highest grade (the gain parameters of the plan are added
+ * here).  Topics with more levels than that still evaluate exactly with
+ * default gains. */
 rs_code rs_scratch_init(rs_scratch *s, const rs_plan *plan, size_t cap, size_t max_levels, rs_error *err);
 void rs_scratch_free(rs_scratch *s);
 

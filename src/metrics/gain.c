@@ -7,30 +7,53 @@
 
 #include "kernel.h"
 
+/* glibc's qsort (a top-down merge sort, taking from the left on ties) with
+ * trec_eval's comparator, the integer-truncated gain difference.  That
+ * comparator is not a total order (0 ~ 0.5 ~ 1.2 but 0 < 1.2), so only the
+ * same algorithm gives the same table for custom fractional gains. */
+static inline int cmp_gain(const rs_gain_level *a, const rs_gain_level *b) { return (int)(a->gain - b->gain); }
+
+static void merge_sort_gains(rs_gain_level *b, size_t n, rs_gain_level *tmp)
+{
+  if (n <= 1) return;
+  size_t n1 = n / 2, n2 = n - n1;
+  rs_gain_level *b1 = b, *b2 = b + n1, *out = tmp;
+  merge_sort_gains(b1, n1, tmp);
+  merge_sort_gains(b2, n2, tmp);
+  while (n1 > 0 && n2 > 0) {
+    if (cmp_gain(b1, b2) <= 0) *out++ = *b1++, n1--;
+    else *out++ = *b2++, n2--;
+  }
+  while (n1 > 0) *out++ = *b1++, n1--;
+  for (size_t i = 0; i < (size_t)(out - tmp); i++) b[i] = tmp[i];
+}
+
 /* Builds the gain table in trec_eval's order: parameter levels first (in
- * the order given), then the topic's other grades ascending with gain =
- * grade; then a stable sort on the integer-truncated gain difference,
- * the comparison trec_eval uses (gains closer than 1 compare equal). */
-static size_t gain_table(const rs__topic *t, const rs_measure_sel *m, rs_gain_level *gl)
+ * the order given), then levels 0 .. highest grade not named there, with
+ * gain = level and their doc counts (0 for a grade nobody has), sorted by
+ * increasing gain.  With default gains the empty levels cannot change the
+ * ideal ranking (distinct integer gains sort exactly), so they are left
+ * out; so they are when the grades are too sparse for the scratch. */
+static size_t gain_table(const rs__topic *t, const rs_measure_sel *m, rs_gain_level *gl, rs_gain_level *tmp)
 {
   const rs_levels *lv = t->lv;
   size_t ng = 0;
   for (size_t i = 0; i < m->n_gains; i++) gl[ng++] = (rs_gain_level){m->gains[i].level, m->gains[i].gain, 0};
-  for (size_t k = 0; k < lv->n; k++) {
-    size_t j = 0;
-    while (j < m->n_gains && gl[j].level != lv->grade[k]) j++;
-    if (j < m->n_gains) gl[j].count = lv->count[k];
-    else gl[ng++] = (rs_gain_level){lv->grade[k], (double)lv->grade[k], lv->count[k]};
-  }
-  for (size_t i = 1; i < ng; i++) {
-    rs_gain_level x = gl[i];
-    size_t j = i;
-    while (j > 0 && (int)(gl[j - 1].gain - x.gain) > 0) {
-      gl[j] = gl[j - 1];
-      j--;
+  const int all_levels = m->n_gains > 0 && (size_t)t->n_levels + m->n_gains <= t->s->cap_levels;
+  size_t k = 0;
+  for (long level = 0; level < t->n_levels; level++) {
+    uint32_t count = 0;
+    if (k < lv->n && lv->grade[k] == level) count = lv->count[k++];
+    else if (!all_levels) {
+      level = k < lv->n ? lv->grade[k] - 1 : t->n_levels; /* skip to the next present grade */
+      continue;
     }
-    gl[j] = x;
+    size_t j = 0;
+    while (j < m->n_gains && gl[j].level != level) j++;
+    if (j < m->n_gains) gl[j].count = count;
+    else gl[ng++] = (rs_gain_level){level, (double)level, count};
   }
+  merge_sort_gains(gl, ng, tmp);
   return ng;
 }
 
@@ -265,7 +288,7 @@ void rs__eval_gain(const rs__topic *t, const rs_measure_sel *m, double *out)
     out[0] = rbp_resid(t, m->p);
     return;
   }
-  size_t ng = gain_table(t, m, gl);
+  size_t ng = gain_table(t, m, gl, t->s->gl_tmp);
   switch (m->id) {
   case RS_M_NDCG: out[0] = ndcg(t, gl, ng); break;
   case RS_M_G: out[0] = gain_g(t, gl, ng); break;

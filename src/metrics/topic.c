@@ -36,11 +36,12 @@ rs_code rs_scratch_init(rs_scratch *s, const rs_plan *plan, size_t cap, size_t m
     if (plan->sel[i].n_gains > n_params) n_params = plan->sel[i].n_gains;
   s->cap_levels = max_levels + n_params;
   s->gl = rs__malloc(rs__mul(s->cap_levels, sizeof *s->gl));
+  s->gl_tmp = rs__malloc(rs__mul(s->cap_levels, sizeof *s->gl_tmp));
   s->crel = rs__malloc(rs__mul(cap + 1, sizeof *s->crel));
   s->cunj = rs__malloc(rs__mul(cap + 1, sizeof *s->cunj));
   s->aps = rs__malloc(rs__mul(cap + 1, sizeof *s->aps));
   s->dcg = rs__malloc(rs__mul(cap + 1, sizeof *s->dcg));
-  if (!s->crel || !s->cunj || !s->aps || !s->dcg || !s->gl) {
+  if (!s->crel || !s->cunj || !s->aps || !s->dcg || !s->gl || !s->gl_tmp) {
     rs_scratch_free(s);
     return rs__fail(err, RS_NOMEM, "out of memory for scratch of %zu ranks", cap);
   }
@@ -55,6 +56,7 @@ void rs_scratch_free(rs_scratch *s)
   free(s->aps);
   free(s->dcg);
   free(s->gl);
+  free(s->gl_tmp);
   memset(s, 0, sizeof *s);
 }
 
