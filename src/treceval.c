@@ -364,8 +364,8 @@ static rs_code parse_region(engine *e, size_t len, size_t base_line, const char 
     const slice *s = &e->slices[i];
     if (s->err_off != SIZE_MAX) {
       const char *eol = memchr(e->buf + s->err_off, '\n', s->end - s->err_off);
-      line = base_line;
-      for (const char *c = e->buf; c < e->buf + s->err_off; c++) line += *c == '\n';
+      /* earlier slices ended cleanly, so line counts their newlines */
+      for (const char *c = e->buf + s->begin; c < e->buf + s->err_off; c++) line += *c == '\n';
       int shown = (int)((eol ? eol : e->buf + s->end) - (e->buf + s->err_off));
       return rs__fail(err, RS_FORMAT,
                       "%s:%zu: malformed run line: expected at least 6 fields "

@@ -1,5 +1,5 @@
+/* cmd_trec_eval.c: "ragsweep trec_eval", trec_eval 10.0's command line. */
 #define _GNU_SOURCE /* GNU getopt: options may follow the file names, as in trec_eval */
-#define _POSIX_C_SOURCE 200809L
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
