@@ -11,7 +11,10 @@ CPPFLAGS += -Iinclude -Isrc -MMD -MP
 # -ffp-contract=off: no fused multiply-add, so the bits do not depend on
 # the compiler's contraction choices (never -ffast-math).
 CFLAGS   += -std=c11 $(WARN) $(OPT) $(OMP) -ffp-contract=off -fPIC
-LDLIBS   += -lz -lm
+# Deferred (=) so pkg-config runs after `deps` has installed libhdf5-dev.
+HDF5_CFLAGS = $(shell pkg-config --cflags hdf5 2>/dev/null || echo -I/usr/include/hdf5/serial)
+HDF5_LIBS   = $(shell pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
+LDLIBS   += $(HDF5_LIBS) -lcsv -ljson-c -lz -lm
 
 LIB_SRC  := $(wildcard src/*.c src/metrics/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
@@ -27,7 +30,7 @@ all: deps
 deps:
 	@scripts/install-deps.sh
 
-build: $(BUILD)/ragsweep $(BUILD)/libragsweep.a $(BUILD)/libragsweep.so $(BUILD)/trec_eval
+build: $(BUILD)/ragsweep $(BUILD)/libragsweep.a $(BUILD)/libragsweep.so $(BUILD)/trec_eval $(BUILD)/gen_sweep
 
 $(BUILD)/libragsweep.a: $(LIB_OBJ)
 	@rm -f $@
@@ -41,6 +44,9 @@ $(BUILD)/ragsweep: $(CLI_OBJ) $(BUILD)/libragsweep.a
 
 $(BUILD)/trec_eval: $(BUILD)/ragsweep
 	ln -sf ragsweep $@
+
+$(BUILD)/gen_sweep: $(BUILD)/datasets/gen_sweep.o $(BUILD)/libragsweep.a
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libragsweep.a $(LDLIBS)
 
 $(BUILD)/test_all: $(TEST_OBJ) $(BUILD)/libragsweep.a
 	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(BUILD)/libragsweep.a -lcriterion $(LDLIBS)
@@ -81,7 +87,10 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/include/ragsweep
 	install -m 644 include/ragsweep/*.h $(DESTDIR)$(PREFIX)/include/ragsweep/
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/datasets/gen_sweep.d
+
+# One file owns each dependency; only it sees the dependency's headers.
+$(BUILD)/src/corpus_h5.o: CPPFLAGS += $(HDF5_CFLAGS)
 
 # Tests write argv arrays from string literals.
 $(BUILD)/tests/%.o: CFLAGS += -Wno-write-strings

@@ -4,9 +4,12 @@
 # Called by the Makefile before any target that compiles.
 set -eu
 
-PACKAGES="build-essential pkg-config zlib1g-dev libhdf5-dev libcsv-dev libcriterion-dev"
+PACKAGES="build-essential pkg-config zlib1g-dev libhdf5-dev libcsv-dev libcriterion-dev libjson-c-dev"
+# The tests write corpora with h5py and check eval against an independent
+# Python implementation.
+PACKAGES="$PACKAGES python3 python3-numpy python3-h5py"
 # The benchmarks also need the workload generator's Python and GNU time.
-[ "${RAGSWEEP_WITH_BENCH:-0}" = 1 ] && PACKAGES="$PACKAGES python3 python3-numpy time"
+[ "${RAGSWEEP_WITH_BENCH:-0}" = 1 ] && PACKAGES="$PACKAGES time"
 
 missing=""
 for p in $PACKAGES; do

@@ -19,4 +19,10 @@ typedef void (*rs__item_fn)(void *ctx, size_t i, int tid);
  * items at a time).  tid is in [0, threads). */
 void rs__parallel_for(size_t n, int threads, size_t chunk, rs__item_fn fn, void *ctx);
 
+/* As rs__parallel_for, while one of the threads first runs side(side_ctx)
+ * once (reading the next block while this one is scored).  side must not
+ * touch what the items read or write. */
+void rs__parallel_for_beside(size_t n, int threads, size_t chunk, rs__item_fn fn, void *ctx, void (*side)(void *),
+                             void *side_ctx);
+
 #endif

@@ -656,22 +656,15 @@ rs_code rs_te_evaluate(const rs_te_config *cfg, const char *qrels_path, const ch
       topic_failed(res, t, RS_MISSING, NULL);
       break;
     }
-    /* 10.0 ranks one unpooled dummy doc, then zeroes the counts that would
-     * betray it; net effect: every measure 0 except num_rel. */
+    /* 10.0 ranks one unpooled dummy doc (see rs_eval_topic_missing). */
     if (q->dup[t] != SIZE_MAX) {
       topic_failed(res, t, RS_DUPLICATE, q->doc[q->dup[t]]);
       break;
     }
     if (!ensure_thread_state(&e.ts[0], plan, 1, e.max_levels, err)) { rc = err ? err->code : RS_NOMEM; goto done; }
-    int32_t dummy = RS_REL_UNPOOLED;
-    finish_topic(&e, &e.ts[0], t, &dummy, 1);
-    double *v = res->values + t * res->n_values;
-    for (size_t i = 0; i < plan->n_sel; i++) {
-      const rs_measure_sel *m = &plan->sel[i];
-      if (m->id == RS_M_NUM_RET || m->id == RS_M_UTILITY || m->id == RS_M_UNJ || m->id == RS_M_RBP_RESID)
-        for (size_t k = 0; k < m->n_values; k++) v[m->slot + k] = 0.0;
-    }
-    if (res->relstrings) res->relstrings[t * res->relstring_stride] = '\0';
+    rs_levels lv = topic_levels(q, t);
+    rs_eval_topic_missing(plan, &lv, &e.ts[0].ms, res->values + t * res->n_values,
+                          res->relstrings ? res->relstrings + t * res->relstring_stride : NULL);
   }
 
   /* Summary: a sequential sum over topics in qrels order, then one division. */

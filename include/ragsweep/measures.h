@@ -182,4 +182,39 @@ enum { RS_REL_UNPOOLED = -1, RS_REL_UNJUDGED = -2 };
 void rs_eval_topic(const rs_plan *plan, const int32_t *rel, size_t n, const rs_levels *lv,
                    rs_scratch *scratch, double *out, char *relstring_out);
 
+/* Evaluates a judged topic that the run does not rank, as trec_eval 10.0's
+ * -c does: one unpooled dummy doc is ranked, then the counts that would
+ * betray it (num_ret, utility, unj, rbp_resid) are zeroed, so every measure
+ * is 0 except num_rel (under -J the dummy is dropped like any unjudged
+ * doc).  relstring_out, when chosen, becomes "". */
+void rs_eval_topic_missing(const rs_plan *plan, const rs_levels *lv, rs_scratch *scratch, double *out,
+                           char *relstring_out);
+
+/* Measures beyond trec_eval's, for ir_measures-style names, computed from
+ * the same per-rank relevance values as rs_eval_topic:
+ *   RS_RAG_RR_CUT  RR@k: 1/rank of the first doc with grade >= level if
+ *                  that rank is <= k, else 0;
+ *   RS_RAG_DCG     DCG@k: sum over ranks i <= k of gain(grade)/log2(i+1),
+ *                  with gain(g) = g (linear, trec_eval's) or 2^g - 1 (exp)
+ *                  for judged g > 0, else 0;
+ *   RS_RAG_NDCG    nDCG@k = DCG@k / IDCG@k (0 when IDCG@k is 0), the ideal
+ *                  ranking being the judged grades > 0 in descending order;
+ *   RS_RAG_JUDGED  Judged@k: docs in the top k with a judgment (any grade,
+ *                  including 0 and negative ones), divided by k.
+ * Linear DCG is summed in rank order with trec_eval's discount table, so it
+ * equals the DCG inside ndcg_cut to the bit. */
+typedef enum { RS_RAG_RR_CUT, RS_RAG_DCG, RS_RAG_NDCG, RS_RAG_JUDGED } rs_rag_kind;
+
+typedef struct rs_rag_measure {
+  rs_rag_kind kind;
+  long cutoff;  /* k >= 1 */
+  long level;   /* relevance level (RR@k) */
+  int exp_gain; /* DCG, nDCG: 2^g - 1 instead of g */
+} rs_rag_measure;
+
+/* One value per measure into out[n_measures]; the plan supplies the
+ * discount table.  Never allocates. */
+void rs_eval_rag(const rs_plan *plan, const rs_rag_measure *m, size_t n_measures, const int32_t *rel, size_t n,
+                 const rs_levels *lv, double *out);
+
 #endif

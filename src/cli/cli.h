@@ -12,5 +12,9 @@ enum {
 };
 
 int rs_cli_trec_eval(int argc, char **argv, const char *prog);
+int rs_cli_eval(int argc, char **argv);
+int rs_cli_check(int argc, char **argv);
+int rs_cli_import(int argc, char **argv);
+int rs_cli_export(int argc, char **argv);
 
 #endif

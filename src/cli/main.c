@@ -17,11 +17,15 @@ static void usage(FILE *f)
           "usage: ragsweep COMMAND [ARGS]\n"
           "\n"
           "commands:\n"
+          "  eval CORPUS.h5 [RUNS.h5 ...] -o OUTDIR   score every run of a sweep into CSV\n"
+          "  check FILE.h5 ...               validate corpora and run files against the format\n"
+          "  import -o OUT.h5 ...            TREC qrels/runs or a JSON eval set -> corpus\n"
+          "  export CORPUS.h5 -o DIR         corpus -> TREC qrels and runs\n"
           "  trec_eval [options] QRELS RUN   drop-in trec_eval 10.0 (same output, same exit codes)\n"
           "  version                         print the version\n"
           "  help                            this text\n"
           "\n"
-          "'ragsweep trec_eval -h' lists the trec_eval options and measures.  A symlink named\n"
+          "'ragsweep COMMAND --help' describes each command.  A symlink named\n"
           "trec_eval to this binary behaves as 'ragsweep trec_eval'.\n",
           RAGSWEEP_VERSION);
 }
@@ -37,6 +41,10 @@ int main(int argc, char **argv)
   }
   const char *cmd = argv[1];
   if (strcmp(cmd, "trec_eval") == 0) return rs_cli_trec_eval(argc - 1, argv + 1, "ragsweep trec_eval");
+  if (strcmp(cmd, "eval") == 0) return rs_cli_eval(argc - 1, argv + 1);
+  if (strcmp(cmd, "check") == 0) return rs_cli_check(argc - 1, argv + 1);
+  if (strcmp(cmd, "import") == 0) return rs_cli_import(argc - 1, argv + 1);
+  if (strcmp(cmd, "export") == 0) return rs_cli_export(argc - 1, argv + 1);
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     printf("ragsweep %s\n", RAGSWEEP_VERSION);
     return RS_EXIT_OK;

@@ -164,3 +164,17 @@ void rs_eval_topic(const rs_plan *plan, const int32_t *rel, size_t n, const rs_l
     }
   }
 }
+
+void rs_eval_topic_missing(const rs_plan *plan, const rs_levels *lv, rs_scratch *scratch, double *out,
+                           char *relstring_out)
+{
+  const int32_t dummy = RS_REL_UNPOOLED;
+  /* -J drops the unjudged dummy as it drops every unjudged doc. */
+  rs_eval_topic(plan, &dummy, plan->judged_only ? 0 : 1, lv, scratch, out, relstring_out);
+  for (size_t i = 0; i < plan->n_sel; i++) {
+    const rs_measure_sel *m = &plan->sel[i];
+    if (m->id == RS_M_NUM_RET || m->id == RS_M_UTILITY || m->id == RS_M_UNJ || m->id == RS_M_RBP_RESID)
+      for (size_t k = 0; k < m->n_values; k++) out[m->slot + k] = 0.0;
+  }
+  if (relstring_out) relstring_out[0] = '\0';
+}

@@ -1,0 +1,431 @@
+/* cmd_eval.c: "ragsweep eval": score every run of a sweep into CSV files. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "corpus.h"
+#include "output_csv.h"
+#include "spec.h"
+#include "sweep.h"
+
+static void help(FILE *f)
+{
+  fprintf(f,
+          "usage: ragsweep eval CORPUS.h5 [RUNS.h5 ...] -o OUTDIR [options]\n"
+          "\n"
+          "Scores every run of the corpus and of the run files (which follow the corpus's\n"
+          "query order) and writes OUTDIR/aggregate.csv, OUTDIR/latency.csv and, with\n"
+          "--per-query, OUTDIR/per_query.csv.  Prints a leaderboard on stdout.\n"
+          "\n"
+          "options:\n"
+          "  -o, --out DIR          output folder (created if missing)\n"
+          "  -m, --measure NAME     measure (repeatable); ir_measures names: P@5 R@100 F1@5\n"
+          "                         Success@1 RR RR@10 AP AP@100 nDCG@10 DCG@10 Rprec bpref\n"
+          "                         Judged@10 NumRet NumRel NumRelRet; P(rel=2)@5;\n"
+          "                         nDCG(gain=exp)@10; lists and ranges: nDCG@{1,3,5} R@1..100;\n"
+          "                         trec_eval spellings too: ndcg_cut.10 P.5,10 map infAP\n"
+          "                         default: P@{1,5,10} R@{1,5,10,100} Success@{1,5,10} RR@10\n"
+          "                         AP@100 nDCG@{5,10}\n"
+          "      --per-query        also write per_query.csv\n"
+          "      --queries=judged   evaluate judged queries the run ranks (trec_eval; default)\n"
+          "      --queries=all      every judged query; those the run misses score 0 (trec_eval -c)\n"
+          "      --ties=trec        rank by score descending, ties by doc id descending (default)\n"
+          "      --ties=stored      the stored order is the ranking\n"
+          "      --threads N        threads (default: OMP_NUM_THREADS or all cores)\n"
+          "      --top N            leaderboard rows on stdout (default 10; 0: none)\n"
+          "      --quiet            no progress on stderr\n"
+          "  -h, --help             this help\n"
+          "\n"
+          "exit status: 0 ok; 1 usage; 2 unreadable, malformed or inconsistent input.\n");
+}
+
+static int mkdir_p(const char *dir)
+{
+  char buf[4096];
+  size_t n = strlen(dir);
+  if (n == 0 || n >= sizeof buf) return -1;
+  memcpy(buf, dir, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    if (buf[i] != '/' && buf[i] != '\0') continue;
+    char c = buf[i];
+    buf[i] = '\0';
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+    buf[i] = c;
+  }
+  struct stat st;
+  return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+}
+
+/* --- the runs and their attribute columns ------------------------------------ */
+
+typedef struct {
+  rs__corpus *corpus;
+  rs__runset *files;
+  size_t n_files;
+  const rs__run **runs;
+  size_t n_runs;
+  char **keys; /* attribute columns: union of keys, bytewise order */
+  size_t n_keys;
+} sweep_input;
+
+static void input_free(sweep_input *in)
+{
+  for (size_t i = 0; i < in->n_files; i++) rs__runset_close(&in->files[i]);
+  free(in->files);
+  free(in->runs);
+  free(in->keys);
+  rs__corpus_close(in->corpus);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static rs_code gather_runs(sweep_input *in, char **paths, size_t n_paths, rs_error *err)
+{
+  if (!(in->files = calloc(n_paths ? n_paths : 1, sizeof *in->files)))
+    return rs__fail(err, RS_NOMEM, "out of memory");
+  for (size_t i = 0; i < n_paths; i++) {
+    rs_code rc = rs__runset_open(paths[i], in->corpus->nq, &in->files[i], err);
+    if (rc) return rc;
+    in->n_files++;
+  }
+  size_t total = in->corpus->runs.n;
+  for (size_t i = 0; i < in->n_files; i++) total += in->files[i].n;
+  if (!(in->runs = calloc(total ? total : 1, sizeof *in->runs))) return rs__fail(err, RS_NOMEM, "out of memory");
+  for (size_t i = 0; i < in->corpus->runs.n; i++) in->runs[in->n_runs++] = &in->corpus->runs.run[i];
+  for (size_t f = 0; f < in->n_files; f++)
+    for (size_t i = 0; i < in->files[f].n; i++) in->runs[in->n_runs++] = &in->files[f].run[i];
+  for (size_t i = 0; i < in->n_runs; i++)
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(in->runs[i]->name, in->runs[j]->name) == 0)
+        return rs__fail(err, RS_FORMAT, "run '%s' is in both %s and %s; run names must be unique", in->runs[i]->name,
+                        in->runs[j]->path, in->runs[i]->path);
+  size_t n_all = 0;
+  for (size_t i = 0; i < in->n_runs; i++) n_all += in->runs[i]->n_attrs;
+  if (!(in->keys = calloc(n_all ? n_all : 1, sizeof *in->keys))) return rs__fail(err, RS_NOMEM, "out of memory");
+  for (size_t i = 0; i < in->n_runs; i++)
+    for (size_t a = 0; a < in->runs[i]->n_attrs; a++) in->keys[in->n_keys++] = in->runs[i]->attrs[a].key;
+  qsort(in->keys, in->n_keys, sizeof *in->keys, cmp_str);
+  size_t k = 0;
+  for (size_t i = 0; i < in->n_keys; i++)
+    if (k == 0 || strcmp(in->keys[k - 1], in->keys[i]) != 0) in->keys[k++] = in->keys[i];
+  in->n_keys = k;
+  return RS_OK;
+}
+
+static const char *attr_text(const rs__run *r, const char *key)
+{
+  for (size_t a = 0; a < r->n_attrs; a++)
+    if (strcmp(r->attrs[a].key, key) == 0) return r->attrs[a].text;
+  return "";
+}
+
+static void run_columns(rs__csv *w, const sweep_input *in, const rs__run *r)
+{
+  rs__csv_str(w, r->name);
+  for (size_t k = 0; k < in->n_keys; k++) rs__csv_str(w, attr_text(r, in->keys[k]));
+}
+
+/* --- outputs --------------------------------------------------------------------- */
+
+typedef struct {
+  rs__csv *w;
+  const sweep_input *in;
+  const rs__spec *spec;
+} per_query_sink;
+
+static rs_code write_per_query(void *ctx, size_t run, size_t query, const double *v, rs_error *err)
+{
+  per_query_sink *s = ctx;
+  for (size_t k = 0; k < s->spec->n_out; k++) {
+    rs__csv_str(s->w, s->in->runs[run]->name);
+    rs__csv_str(s->w, s->in->corpus->query_id[query]);
+    rs__csv_str(s->w, s->spec->req[k].name);
+    rs__csv_num(s->w, v[k]);
+    rs_code rc = rs__csv_end_row(s->w, err);
+    if (rc) return rc;
+  }
+  return RS_OK;
+}
+
+static rs_code write_aggregate(rs__csv *w, const sweep_input *in, const rs__spec *spec, const rs__run_result *res,
+                               rs_error *err)
+{
+  rs_code rc;
+  rs__csv_str(w, "run");
+  for (size_t k = 0; k < in->n_keys; k++) rs__csv_str(w, in->keys[k]);
+  rs__csv_str(w, "measure");
+  rs__csv_str(w, "value");
+  if ((rc = rs__csv_end_row(w, err))) return rc;
+  for (size_t r = 0; r < in->n_runs; r++) {
+    for (size_t k = 0; k < spec->n_out + 3; k++) {
+      run_columns(w, in, in->runs[r]);
+      if (k < spec->n_out) {
+        rs__csv_str(w, spec->req[k].name);
+        rs__csv_num(w, res[r].value[k]);
+      } else {
+        static const char *const counts[] = {"num_q", "num_q_no_rel_ret", "num_q_perfect_P@1"};
+        const size_t v[] = {res[r].num_q, res[r].no_rel_ret, res[r].perfect_p1};
+        rs__csv_str(w, counts[k - spec->n_out]);
+        rs__csv_uint(w, v[k - spec->n_out]);
+      }
+      if ((rc = rs__csv_end_row(w, err))) return rc;
+    }
+  }
+  return RS_OK;
+}
+
+static rs_code write_latency(rs__csv *w, const sweep_input *in, const rs__run_result *res, rs_error *err)
+{
+  static const char *const cols[] = {"n", "mean_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms"};
+  rs_code rc;
+  rs__csv_str(w, "run");
+  for (size_t k = 0; k < in->n_keys; k++) rs__csv_str(w, in->keys[k]);
+  for (size_t k = 0; k < sizeof cols / sizeof *cols; k++) rs__csv_str(w, cols[k]);
+  if ((rc = rs__csv_end_row(w, err))) return rc;
+  for (size_t r = 0; r < in->n_runs; r++) {
+    if (!res[r].has_latency) continue;
+    const rs__latency *l = &res[r].latency;
+    run_columns(w, in, in->runs[r]);
+    rs__csv_uint(w, l->n);
+    const double ms[] = {l->mean, l->p50, l->p90, l->p95, l->p99, l->p999, l->max};
+    for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) rs__csv_num(w, ms[k] * 1000.0);
+    if ((rc = rs__csv_end_row(w, err))) return rc;
+  }
+  return RS_OK;
+}
+
+/* --- leaderboard and progress ------------------------------------------------------ */
+
+static const rs__run_result *sort_res;
+static int by_first_measure(const void *a, const void *b)
+{
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  double vx = sort_res[x].value[0], vy = sort_res[y].value[0];
+  if (vx != vy) return vx > vy ? -1 : 1;
+  return (x > y) - (x < y);
+}
+
+static void print_leaderboard(const sweep_input *in, const rs__spec *spec, const rs__run_result *res, size_t top)
+{
+  if (top == 0 || in->n_runs == 0) return;
+  size_t *ord = malloc(in->n_runs * sizeof *ord);
+  if (!ord) return;
+  for (size_t i = 0; i < in->n_runs; i++) ord[i] = i;
+  sort_res = res;
+  qsort(ord, in->n_runs, sizeof *ord, by_first_measure);
+  const size_t n_show = spec->n_out < 4 ? spec->n_out : 4, n = top < in->n_runs ? top : in->n_runs;
+  int width = 3;
+  for (size_t i = 0; i < n; i++) {
+    int l = (int)strlen(in->runs[ord[i]]->name);
+    if (l > width) width = l;
+  }
+  if (width > 40) width = 40;
+  printf("%zu run%s, ranked by %s:\n\n  #  %-*s", in->n_runs, in->n_runs == 1 ? "" : "s", spec->req[0].name, width,
+         "run");
+  for (size_t k = 0; k < n_show; k++) printf("  %10s", spec->req[k].name);
+  printf("  %10s  %9s\n", "queries", "p95 ms");
+  for (size_t i = 0; i < n; i++) {
+    const size_t r = ord[i];
+    printf("%3zu  %-*.*s", i + 1, width, width, in->runs[r]->name);
+    for (size_t k = 0; k < n_show; k++) printf("  %10.4f", res[r].value[k]);
+    printf("  %10zu", res[r].num_q);
+    if (res[r].has_latency) printf("  %9.2f\n", res[r].latency.p95 * 1000.0);
+    else printf("  %9s\n", "-");
+  }
+  free(ord);
+}
+
+typedef struct {
+  struct timespec start, last;
+  int shown;
+} progress_state;
+
+static double seconds_since(const struct timespec *t)
+{
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)(now.tv_sec - t->tv_sec) + 1e-9 * (double)(now.tv_nsec - t->tv_nsec);
+}
+
+static void show_progress(void *ctx, size_t run, size_t n_runs, uint64_t done, uint64_t total)
+{
+  progress_state *p = ctx;
+  if (seconds_since(&p->last) < 0.5 && done < total) return;
+  clock_gettime(CLOCK_MONOTONIC, &p->last);
+  fprintf(stderr, "\rragsweep eval: run %zu/%zu, %.1f%% of %llu queries, %.1f s   ", run + 1 < n_runs ? run + 1 : n_runs,
+          n_runs, total ? 100.0 * (double)done / (double)total : 100.0, (unsigned long long)total,
+          seconds_since(&p->start));
+  p->shown = 1;
+}
+
+/* --------------------------------------------------------------------------- */
+
+enum { OPT_PER_QUERY = 256, OPT_QUERIES, OPT_TIES, OPT_THREADS, OPT_TOP, OPT_QUIET, OPT_BATCH };
+
+static int parse_count(const char *s, long min, long *out)
+{
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (end == s || *end || errno || v < min) return 0;
+  *out = v;
+  return 1;
+}
+
+int rs_cli_eval(int argc, char **argv)
+{
+  static const struct option longs[] = {
+      {"out", required_argument, 0, 'o'},          {"measure", required_argument, 0, 'm'},
+      {"per-query", no_argument, 0, OPT_PER_QUERY}, {"queries", required_argument, 0, OPT_QUERIES},
+      {"ties", required_argument, 0, OPT_TIES},     {"threads", required_argument, 0, OPT_THREADS},
+      {"top", required_argument, 0, OPT_TOP},       {"quiet", no_argument, 0, OPT_QUIET},
+      {"batch-docs", required_argument, 0, OPT_BATCH}, {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  const char *out_dir = NULL;
+  const char **measures = calloc((size_t)argc + 1, sizeof *measures);
+  size_t n_measures = 0;
+  int per_query = 0, quiet = 0;
+  long threads = 0, top = 10, batch_docs = 0;
+  rs__sweep_cfg cfg = {0};
+  if (!measures) return RS_EXIT_INPUT;
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "o:m:h", longs, NULL)) != -1) {
+    switch (c) {
+    case 'o': out_dir = optarg; break;
+    case 'm': measures[n_measures++] = optarg; break;
+    case OPT_PER_QUERY: per_query = 1; break;
+    case OPT_QUIET: quiet = 1; break;
+    case OPT_QUERIES:
+      if (strcmp(optarg, "judged") == 0) cfg.all_queries = 0;
+      else if (strcmp(optarg, "all") == 0) cfg.all_queries = 1;
+      else goto bad_value;
+      break;
+    case OPT_TIES:
+      if (strcmp(optarg, "trec") == 0) cfg.ties_stored = 0;
+      else if (strcmp(optarg, "stored") == 0) cfg.ties_stored = 1;
+      else goto bad_value;
+      break;
+    case OPT_THREADS:
+      if (!parse_count(optarg, 1, &threads)) goto bad_value;
+      break;
+    case OPT_TOP:
+      if (!parse_count(optarg, 0, &top)) goto bad_value;
+      break;
+    case OPT_BATCH:
+      if (!parse_count(optarg, 1, &batch_docs)) goto bad_value;
+      break;
+    case 'h':
+      help(stdout);
+      free(measures);
+      return RS_EXIT_OK;
+    default:
+      fprintf(stderr, "ragsweep eval: unknown option '%s' (see 'ragsweep eval --help')\n", argv[optind - 1]);
+      free(measures);
+      return RS_EXIT_USAGE;
+    }
+  }
+  if (optind >= argc || !out_dir) {
+    fprintf(stderr, "ragsweep eval: expected CORPUS.h5 [RUNS.h5 ...] -o OUTDIR (see 'ragsweep eval --help')\n");
+    free(measures);
+    return RS_EXIT_USAGE;
+  }
+
+  rs_error err = {0};
+  rs_code rc;
+  sweep_input in = {0};
+  rs__spec *spec = NULL;
+  rs__run_result *res = NULL;
+  rs__csv *agg = NULL, *lat = NULL, *pq = NULL;
+  progress_state prog = {0};
+  int exit_code = RS_EXIT_INPUT;
+
+  if ((rc = rs__corpus_open(argv[optind], &in.corpus, &err))) goto fail;
+  if ((rc = gather_runs(&in, argv + optind + 1, (size_t)(argc - optind - 1), &err))) goto fail;
+  size_t max_k = 0;
+  for (size_t i = 0; i < in.n_runs; i++)
+    if (!in.runs[i]->csr && in.runs[i]->k > max_k) max_k = in.runs[i]->k;
+  static const char *const defaults[] = {RS_DEFAULT_MEASURES};
+  if (n_measures == 0) {
+    for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++) measures[n_measures++] = defaults[i];
+  }
+  if ((rc = rs__spec_build(measures, n_measures, max_k ? max_k : 1000, &spec, &err))) goto fail;
+  if (mkdir_p(out_dir) != 0) {
+    rc = rs__fail(&err, RS_IO, "%s: cannot create the output folder: %s", out_dir, strerror(errno));
+    goto fail;
+  }
+  per_query_sink sink = {.in = &in, .spec = spec};
+  if (per_query) {
+    if ((rc = rs__csv_create(out_dir, "per_query.csv", &pq, &err))) goto fail;
+    const char *hdr[] = {"run", "query", "measure", "value"};
+    for (int i = 0; i < 4; i++) rs__csv_str(pq, hdr[i]);
+    if ((rc = rs__csv_end_row(pq, &err))) goto fail;
+    sink.w = pq;
+    cfg.per_query = write_per_query;
+    cfg.per_query_ctx = &sink;
+  }
+  if (!(res = calloc(in.n_runs ? in.n_runs : 1, sizeof *res))) {
+    rc = rs__fail(&err, RS_NOMEM, "out of memory");
+    goto fail;
+  }
+  cfg.spec = spec;
+  cfg.threads = (int)threads;
+  cfg.batch_docs = (size_t)batch_docs;
+  if (!quiet && isatty(STDERR_FILENO)) {
+    clock_gettime(CLOCK_MONOTONIC, &prog.start);
+    prog.last = prog.start;
+    cfg.progress = show_progress;
+    cfg.progress_ctx = &prog;
+  }
+  rc = rs__sweep(&cfg, in.corpus, in.runs, in.n_runs, res, &err);
+  if (prog.shown) fputc('\n', stderr);
+  if (rc) goto fail;
+  if ((rc = rs__csv_create(out_dir, "aggregate.csv", &agg, &err)) ||
+      (rc = write_aggregate(agg, &in, spec, res, &err)) || (rc = rs__csv_create(out_dir, "latency.csv", &lat, &err)) ||
+      (rc = write_latency(lat, &in, res, &err)))
+    goto fail;
+  /* All written: only now do the files take their final names. */
+  char agg_path[4096], lat_path[4096], pq_path[4096] = "";
+  snprintf(agg_path, sizeof agg_path, "%s", rs__csv_path(agg));
+  snprintf(lat_path, sizeof lat_path, "%s", rs__csv_path(lat));
+  if (pq) snprintf(pq_path, sizeof pq_path, "%s", rs__csv_path(pq));
+  rc = rs__csv_commit(agg, &err);
+  agg = NULL;
+  if (!rc) rc = rs__csv_commit(lat, &err);
+  lat = NULL;
+  if (!rc && pq) rc = rs__csv_commit(pq, &err);
+  pq = NULL;
+  if (rc) goto fail;
+  print_leaderboard(&in, spec, res, (size_t)top);
+  printf("%swrote %s\n      %s\n", top ? "\n" : "", agg_path, lat_path);
+  if (*pq_path) printf("      %s\n", pq_path);
+  exit_code = RS_EXIT_OK;
+  goto done;
+
+fail:
+  fprintf(stderr, "ragsweep eval: %s\n", err.msg);
+  exit_code = rc == RS_USAGE ? RS_EXIT_USAGE : RS_EXIT_INPUT;
+  rs__csv_abort(agg);
+  rs__csv_abort(lat);
+  rs__csv_abort(pq);
+done:
+  for (size_t i = 0; res && i < in.n_runs; i++) rs__run_result_free(&res[i]);
+  free(res);
+  rs__spec_free(spec);
+  input_free(&in);
+  free(measures);
+  return exit_code;
+
+bad_value:
+  fprintf(stderr, "ragsweep eval: invalid value '%s' in '%s' (see 'ragsweep eval --help')\n", optarg, argv[optind - 1]);
+  free(measures);
+  return RS_EXIT_USAGE;
+}

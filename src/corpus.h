@@ -1,0 +1,130 @@
+/* corpus.h: sweep corpora and run files in HDF5 (internal API).
+ *
+ * The format (version 1) is specified in README.md, "Corpus format".  A
+ * corpus holds the queries, the optional external doc ids, the qrels in CSR
+ * form and any number of runs; a run file holds runs only and follows the
+ * query order of the corpus it is evaluated with.
+ *
+ * Opening a file reads what every evaluation needs whole (ids, qrels) and
+ * checks the layout of every run (datasets present, ranks, shapes, types,
+ * row counts); the rows of the runs are then read in blocks of queries with
+ * rs__run_read, so memory does not grow with the size of the runs.
+ * src/corpus_h5.c is the only file that includes <hdf5.h>, and HDF5 is not
+ * thread-safe: every function here must be called by one thread at a time. */
+#ifndef RAGSWEEP_CORPUS_H
+#define RAGSWEEP_CORPUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+#define RS_CORPUS_FORMAT "ragsweep-corpus"
+#define RS_CORPUS_VERSION 1
+
+/* A configuration attribute of a run (the group's HDF5 attributes). */
+typedef enum { RS_ATTR_STRING, RS_ATTR_INT, RS_ATTR_FLOAT } rs__attr_kind;
+
+typedef struct rs__attr {
+  char *key;
+  rs__attr_kind kind;
+  char *text; /* the value as CSV text: the string, or the number printed */
+  double num; /* numeric value (RS_ATTR_INT, RS_ATTR_FLOAT) */
+} rs__attr;
+
+typedef struct rs__h5file rs__h5file;
+
+/* One run: where it lives and its layout; its rows are read with rs__run_read. */
+typedef struct rs__run {
+  char *name;
+  const char *path; /* the file, for messages */
+  rs__h5file *file; /* owning file (not owned here) */
+  rs__attr *attrs;  /* sorted by key (bytewise) */
+  size_t n_attrs;
+  size_t n_rows;    /* queries (must equal the corpus's nq) */
+  int csr;          /* 1: offsets + 1-D doc; 0: dense [n_rows, k] */
+  size_t k;         /* dense: columns */
+  uint64_t n_docs;  /* csr: length of doc */
+  int has_score, has_latency;
+} rs__run;
+
+/* A set of opened runs, from one file. */
+typedef struct rs__runset {
+  rs__h5file *file;
+  rs__run *run;
+  size_t n;
+} rs__runset;
+
+typedef struct rs__corpus {
+  char *path;
+  size_t nq;
+  char **query_id; /* [nq] (pointers into one pool) */
+  int has_text;
+  char **query_text; /* [nq] or NULL */
+  size_t nd;        /* docs: length of /docs/id, or 0 when absent */
+  int has_docs;
+  char **doc_id;    /* [nd] or NULL */
+  /* qrels, CSR over queries: judgments of query i are [qoff[i], qoff[i+1]) */
+  int64_t *qoff;    /* [nq + 1] */
+  int32_t *qdoc;    /* doc indexes */
+  int32_t *qgrade;
+  rs__runset runs;  /* the corpus's own runs */
+} rs__corpus;
+
+/* Opens a corpus: checks root attributes, reads ids and qrels, checks the
+ * qrels (offsets monotonic from 0 to nnz, doc indexes in range, no doc
+ * judged twice for a query) and the layout of every run.  Errors name the
+ * file, dataset and row. */
+rs_code rs__corpus_open(const char *path, rs__corpus **out, rs_error *err);
+void rs__corpus_close(rs__corpus *c);
+
+/* Opens a file of runs to be evaluated against a corpus of nq queries
+ * (a corpus file is also accepted: its runs are taken, its qrels ignored). */
+rs_code rs__runset_open(const char *path, size_t nq, rs__runset *out, rs_error *err);
+void rs__runset_close(rs__runset *s);
+
+/* Rows [q0, q0 + n) of a run.  Docs are int32 (-1 pads a dense row);
+ * score is NULL when the run has none. */
+typedef struct rs__block {
+  size_t q0, n;
+  int64_t *off;  /* [n + 1]: row i is doc[off[i] .. off[i+1]) */
+  int32_t *doc;
+  double *score;
+  size_t cap_rows, cap_docs; /* allocated lengths of off (minus one) and doc/score */
+} rs__block;
+
+/* Reads rows into b, growing its buffers when needed. */
+rs_code rs__run_read(const rs__run *run, size_t q0, size_t n, rs__block *b, rs_error *err);
+void rs__block_free(rs__block *b);
+
+/* Reads the run's latency dataset (seconds) into out[run->n_rows]. */
+rs_code rs__run_read_latency(const rs__run *run, double *out, rs_error *err);
+
+/* --- writing ------------------------------------------------------------ */
+
+typedef enum { RS_DT_I8, RS_DT_I32, RS_DT_I64, RS_DT_F32, RS_DT_F64 } rs__dtype;
+
+typedef struct rs__h5w rs__h5w;
+
+/* Creates a file under a temporary name beside path; rs__h5w_commit renames
+ * it into place, rs__h5w_abort removes it.  corpus: also write the root
+ * attributes format and version. */
+rs_code rs__h5w_create(const char *path, int corpus, rs__h5w **out, rs_error *err);
+rs_code rs__h5w_commit(rs__h5w *w, rs_error *err);
+void rs__h5w_abort(rs__h5w *w);
+
+/* Whole datasets; intermediate groups are created.  fixed_len > 0 writes
+ * fixed-length strings of that size, else variable-length strings. */
+rs_code rs__h5w_strings(rs__h5w *w, const char *dset, const char *const *s, size_t n, size_t fixed_len,
+                        rs_error *err);
+rs_code rs__h5w_array(rs__h5w *w, const char *dset, rs__dtype type, int rank, const uint64_t *dims,
+                      const void *data, rs_error *err);
+/* A 2-D dataset written in row blocks: create it, then write rows. */
+rs_code rs__h5w_rows_begin(rs__h5w *w, const char *dset, rs__dtype type, uint64_t rows, uint64_t cols,
+                           rs_error *err);
+rs_code rs__h5w_rows(rs__h5w *w, const char *dset, rs__dtype type, uint64_t row0, uint64_t n_rows,
+                     uint64_t cols, const void *data, rs_error *err);
+/* A group (created if needed) attribute: a string, an integer or a double. */
+rs_code rs__h5w_attr(rs__h5w *w, const char *group, const rs__attr *a, rs_error *err);
+
+#endif

@@ -1,0 +1,1038 @@
+/* corpus_h5.c: the only file that includes <hdf5.h>.  Opens corpora and run
+ * files, checks their layout against format version 1, reads ids and qrels
+ * whole and run rows in blocks (hyperslabs); writes corpora for import and
+ * the generator.  HDF5 prints nothing: its automatic error stack printing
+ * is switched off, and every failure becomes one rs_error that names the
+ * file and the dataset. */
+#define _POSIX_C_SOURCE 200809L
+#include "corpus.h"
+
+#include <hdf5.h>
+#include <inttypes.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct rs__h5file {
+  hid_t fid;
+  char *path;
+};
+
+static void h5_quiet(void)
+{
+  static int done;
+  if (!done) {
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    done = 1;
+  }
+}
+
+static void close_id(hid_t id)
+{
+  if (id < 0) return;
+  switch (H5Iget_type(id)) {
+  case H5I_DATASET: H5Dclose(id); break;
+  case H5I_DATASPACE: H5Sclose(id); break;
+  case H5I_DATATYPE: H5Tclose(id); break;
+  case H5I_GROUP: H5Gclose(id); break;
+  case H5I_ATTR: H5Aclose(id); break;
+  case H5I_GENPROP_LST: H5Pclose(id); break;
+  case H5I_FILE: H5Fclose(id); break;
+  default: break;
+  }
+}
+
+static const char *class_name(H5T_class_t c)
+{
+  switch (c) {
+  case H5T_INTEGER: return "integer";
+  case H5T_FLOAT: return "float";
+  case H5T_STRING: return "string";
+  case H5T_COMPOUND: return "compound";
+  case H5T_ENUM: return "enum (boolean?)";
+  case H5T_ARRAY: return "array";
+  case H5T_VLEN: return "variable-length sequence";
+  case H5T_OPAQUE: return "opaque";
+  case H5T_BITFIELD: return "bitfield";
+  case H5T_REFERENCE: return "reference";
+  default: return "unknown type";
+  }
+}
+
+/* Describes a dataset: its type class, element size, signedness and shape. */
+typedef struct {
+  H5T_class_t cls;
+  size_t size;
+  int is_signed;
+  int rank;
+  hsize_t dims[2];
+} dset_info;
+
+static rs_code dset_describe(hid_t d, const char *file, const char *name, dset_info *di, rs_error *err)
+{
+  hid_t t = H5Dget_type(d), s = H5Dget_space(d);
+  rs_code rc = RS_OK;
+  if (t < 0 || s < 0) {
+    rc = rs__fail(err, RS_IO, "%s:%s: cannot read the dataset's type or shape", file, name);
+    goto done;
+  }
+  di->cls = H5Tget_class(t);
+  di->size = H5Tget_size(t);
+  di->is_signed = di->cls == H5T_INTEGER ? H5Tget_sign(t) == H5T_SGN_2 : 1;
+  int r = H5Sget_simple_extent_ndims(s);
+  if (r < 0 || r > 2) {
+    rc = rs__fail(err, RS_FORMAT, "%s:%s: expected a 1-D or 2-D dataset, found rank %d", file, name, r);
+    goto done;
+  }
+  di->rank = r;
+  di->dims[0] = di->dims[1] = 0;
+  H5Sget_simple_extent_dims(s, di->dims, NULL);
+done:
+  close_id(t);
+  close_id(s);
+  return rc;
+}
+
+static int link_exists(hid_t loc, const char *name) { return H5Lexists(loc, name, H5P_DEFAULT) > 0; }
+
+/* Opens dataset `name` under loc, which must exist; shows `shown` in messages. */
+static rs_code open_dset(hid_t loc, const char *file, const char *shown, const char *name, hid_t *out,
+                         rs_error *err)
+{
+  if (!link_exists(loc, name)) return rs__fail(err, RS_FORMAT, "%s: missing dataset %s", file, shown);
+  hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+  if (d < 0) return rs__fail(err, RS_FORMAT, "%s:%s: expected a dataset, cannot open it as one", file, shown);
+  *out = d;
+  return RS_OK;
+}
+
+/* Checks a numeric dataset: class, rank and (when non-zero) its lengths. */
+static rs_code expect_numeric(const dset_info *di, const char *file, const char *name, H5T_class_t cls, int rank,
+                              hsize_t dim0, const char *what, rs_error *err)
+{
+  if (di->cls != cls || (cls == H5T_INTEGER && !di->is_signed) || di->size > 8)
+    return rs__fail(err, RS_FORMAT, "%s:%s: expected %s, found %s%s of %zu bytes", file, name, what,
+                    di->cls == H5T_INTEGER && !di->is_signed ? "unsigned " : "", class_name(di->cls), di->size);
+  if (di->rank != rank) {
+    if (rank == 1)
+      return rs__fail(err, RS_FORMAT, "%s:%s: expected a 1-D dataset, found rank %d", file, name, di->rank);
+    return rs__fail(err, RS_FORMAT, "%s:%s: expected a 2-D dataset [queries, K], found rank %d", file, name,
+                    di->rank);
+  }
+  if (dim0 && di->dims[0] != dim0)
+    return rs__fail(err, RS_FORMAT, "%s:%s: expected %" PRIu64 " rows, found %" PRIu64, file, name, (uint64_t)dim0,
+                    (uint64_t)di->dims[0]);
+  return RS_OK;
+}
+
+/* Reads rows [r0, r0 + n) of a 1-D or 2-D dataset (all columns) as mtype. */
+static rs_code read_rows(hid_t d, const char *file, const char *name, hid_t mtype, int rank, hsize_t r0, hsize_t n,
+                         hsize_t cols, void *buf, rs_error *err)
+{
+  if (n == 0 || (rank == 2 && cols == 0)) return RS_OK;
+  hid_t fs = H5Dget_space(d), ms = -1;
+  hsize_t start[2] = {r0, 0}, count[2] = {n, cols};
+  rs_code rc = RS_OK;
+  if (fs < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+      (ms = H5Screate_simple(rank, count, NULL)) < 0 || H5Dread(d, mtype, ms, fs, H5P_DEFAULT, buf) < 0)
+    rc = rs__fail(err, RS_IO, "%s:%s: cannot read rows %" PRIu64 "..%" PRIu64, file, name, (uint64_t)r0,
+                  (uint64_t)(r0 + n - 1));
+  close_id(ms);
+  close_id(fs);
+  return rc;
+}
+
+/* --- strings ----------------------------------------------------------- */
+
+/* Copies n strings into one pool: out[i] points into it. */
+static rs_code pool_strings(const char *const *src, const size_t *len, size_t n, char ***out, rs_error *err)
+{
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++) total += len[i] + 1;
+  char **v = rs__malloc(rs__mul(n, sizeof *v) + total);
+  if (!v) return rs__fail(err, RS_NOMEM, "out of memory for %zu strings", n);
+  char *p = (char *)(v + n);
+  for (size_t i = 0; i < n; i++) {
+    if (len[i]) memcpy(p, src[i], len[i]);
+    p[len[i]] = '\0';
+    v[i] = p;
+    p += len[i] + 1;
+  }
+  *out = v;
+  return RS_OK;
+}
+
+/* Reads a 1-D string dataset (variable- or fixed-length) into a pool. */
+static rs_code read_strings(hid_t loc, const char *file, const char *name, size_t want, char ***out, size_t *n_out,
+                            rs_error *err)
+{
+  hid_t d = -1, ft = -1, mt = -1, space = -1;
+  char **vbuf = NULL, *fbuf = NULL;
+  const char **ptr = NULL;
+  size_t *len = NULL;
+  dset_info di;
+  rs_code rc = open_dset(loc, file, name, name, &d, err);
+  if (rc || (rc = dset_describe(d, file, name, &di, err))) goto done;
+  if (di.cls != H5T_STRING || di.rank != 1) {
+    rc = rs__fail(err, RS_FORMAT, "%s:%s: expected 1-D strings, found %d-D %s", file, name, di.rank,
+                  class_name(di.cls));
+    goto done;
+  }
+  const size_t n = (size_t)di.dims[0];
+  if (want != SIZE_MAX && n != want) {
+    rc = rs__fail(err, RS_FORMAT, "%s:%s: expected %zu strings (one per query), found %zu", file, name, want, n);
+    goto done;
+  }
+  ft = H5Dget_type(d);
+  space = H5Dget_space(d);
+  ptr = rs__malloc(rs__mul(n, sizeof *ptr));
+  len = rs__malloc(rs__mul(n, sizeof *len));
+  if (!ptr || !len) { rc = rs__fail(err, RS_NOMEM, "%s:%s: out of memory for %zu strings", file, name, n); goto done; }
+  mt = H5Tcopy(H5T_C_S1);
+  H5Tset_cset(mt, H5Tget_cset(ft));
+  if (H5Tis_variable_str(ft) > 0) {
+    H5Tset_size(mt, H5T_VARIABLE);
+    vbuf = rs__calloc(n, sizeof *vbuf);
+    if (!vbuf) { rc = rs__fail(err, RS_NOMEM, "%s:%s: out of memory", file, name); goto done; }
+    if (n && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, vbuf) < 0) {
+      rc = rs__fail(err, RS_IO, "%s:%s: cannot read the strings", file, name);
+      free(vbuf);
+      vbuf = NULL;
+      goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+      ptr[i] = vbuf[i] ? vbuf[i] : "";
+      len[i] = strlen(ptr[i]);
+    }
+  } else {
+    const size_t w = di.size;
+    H5Tset_size(mt, w);
+    H5Tset_strpad(mt, H5Tget_strpad(ft));
+    fbuf = rs__malloc(rs__mul(n, w));
+    if (!fbuf) { rc = rs__fail(err, RS_NOMEM, "%s:%s: out of memory", file, name); goto done; }
+    if (n && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, fbuf) < 0) {
+      rc = rs__fail(err, RS_IO, "%s:%s: cannot read the strings", file, name);
+      goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+      ptr[i] = fbuf + i * w;
+      size_t l = 0;
+      while (l < w && ptr[i][l]) l++;
+      while (l > 0 && ptr[i][l - 1] == ' ' && H5Tget_strpad(ft) == H5T_STR_SPACEPAD) l--;
+      len[i] = l;
+    }
+  }
+  if ((rc = pool_strings(ptr, len, n, out, err))) goto done;
+  *n_out = n;
+done:
+  if (vbuf) {
+    H5Dvlen_reclaim(mt, space, H5P_DEFAULT, vbuf);
+    free(vbuf);
+  }
+  free(fbuf);
+  free(ptr);
+  free(len);
+  close_id(mt);
+  close_id(space);
+  close_id(ft);
+  close_id(d);
+  return rc;
+}
+
+/* --- attributes ---------------------------------------------------------- */
+
+static char *format_double(double v)
+{
+  char buf[40];
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (strtod(buf, NULL) == v) break;
+  }
+  return strdup(buf);
+}
+
+typedef struct {
+  const char *file;
+  const char *group;
+  rs__attr *a;
+  size_t n, cap;
+  rs_code rc;
+  rs_error *err;
+} attr_walk;
+
+static herr_t collect_attr(hid_t loc, const char *name, const H5A_info_t *info, void *vw)
+{
+  (void)info;
+  attr_walk *w = vw;
+  hid_t at = H5Aopen(loc, name, H5P_DEFAULT), t = -1, s = -1, mt = -1;
+  rs__attr a = {0};
+  if (at < 0) {
+    w->rc = rs__fail(w->err, RS_IO, "%s:%s: cannot open attribute '%s'", w->file, w->group, name);
+    return -1;
+  }
+  t = H5Aget_type(at);
+  s = H5Aget_space(at);
+  H5T_class_t cls = H5Tget_class(t);
+  hssize_t npts = H5Sget_simple_extent_npoints(s);
+  if (npts != 1 || (cls != H5T_STRING && cls != H5T_INTEGER && cls != H5T_FLOAT)) {
+    w->rc = rs__fail(w->err, RS_FORMAT,
+                     "%s:%s: attribute '%s': expected one string or number, found %lld value(s) of type %s", w->file,
+                     w->group, name, (long long)npts, class_name(cls));
+    goto fail;
+  }
+  a.key = strdup(name);
+  if (!a.key) goto nomem;
+  if (cls == H5T_STRING) {
+    a.kind = RS_ATTR_STRING;
+    mt = H5Tcopy(H5T_C_S1);
+    H5Tset_cset(mt, H5Tget_cset(t));
+    if (H5Tis_variable_str(t) > 0) {
+      char *v = NULL;
+      H5Tset_size(mt, H5T_VARIABLE);
+      if (H5Aread(at, mt, &v) < 0) goto ioerr;
+      a.text = strdup(v ? v : "");
+      H5free_memory(v);
+    } else {
+      size_t sz = H5Tget_size(t);
+      H5Tset_size(mt, sz);
+      H5Tset_strpad(mt, H5Tget_strpad(t));
+      char *v = rs__calloc(sz + 1, 1);
+      if (!v) goto nomem;
+      if (H5Aread(at, mt, v) < 0) {
+        free(v);
+        goto ioerr;
+      }
+      a.text = v;
+    }
+    if (!a.text) goto nomem;
+  } else if (cls == H5T_INTEGER) {
+    long long v = 0;
+    if (H5Aread(at, H5T_NATIVE_LLONG, &v) < 0) goto ioerr;
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", v);
+    a.kind = RS_ATTR_INT;
+    a.num = (double)v;
+    if (!(a.text = strdup(buf))) goto nomem;
+  } else {
+    double v = 0;
+    if (H5Aread(at, H5T_NATIVE_DOUBLE, &v) < 0) goto ioerr;
+    a.kind = RS_ATTR_FLOAT;
+    a.num = v;
+    if (!(a.text = format_double(v))) goto nomem;
+  }
+  if (w->n == w->cap) {
+    size_t cap = w->cap ? 2 * w->cap : 8;
+    rs__attr *na = rs__realloc(w->a, rs__mul(cap, sizeof *na));
+    if (!na) goto nomem;
+    w->a = na;
+    w->cap = cap;
+  }
+  w->a[w->n++] = a;
+  close_id(mt);
+  close_id(s);
+  close_id(t);
+  close_id(at);
+  return 0;
+ioerr:
+  w->rc = rs__fail(w->err, RS_IO, "%s:%s: cannot read attribute '%s'", w->file, w->group, name);
+  goto fail;
+nomem:
+  w->rc = rs__fail(w->err, RS_NOMEM, "out of memory");
+fail:
+  free(a.key);
+  free(a.text);
+  close_id(mt);
+  close_id(s);
+  close_id(t);
+  close_id(at);
+  return -1;
+}
+
+static int cmp_attr(const void *x, const void *y)
+{
+  return strcmp(((const rs__attr *)x)->key, ((const rs__attr *)y)->key);
+}
+
+static void free_attrs(rs__attr *a, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    free(a[i].key);
+    free(a[i].text);
+  }
+  free(a);
+}
+
+/* --- runs ---------------------------------------------------------------- */
+
+typedef struct {
+  char **name;
+  size_t n, cap;
+  int oom;
+} name_list;
+
+static herr_t collect_name(hid_t g, const char *name, const H5L_info_t *info, void *vl)
+{
+  (void)g;
+  (void)info;
+  name_list *l = vl;
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 16;
+    char **nn = rs__realloc(l->name, rs__mul(cap, sizeof *nn));
+    if (!nn) { l->oom = 1; return -1; }
+    l->name = nn;
+    l->cap = cap;
+  }
+  if (!(l->name[l->n] = strdup(name))) { l->oom = 1; return -1; }
+  l->n++;
+  return 0;
+}
+
+static void free_run(rs__run *r)
+{
+  free(r->name);
+  free_attrs(r->attrs, r->n_attrs);
+}
+
+/* Checks the layout of /runs/<name> and fills r. */
+static rs_code open_run(rs__h5file *f, hid_t runs, const char *name, size_t nq, rs__run *r, rs_error *err)
+{
+  char shown[600];
+  rs_code rc = RS_OK;
+  hid_t g = -1, d = -1;
+  dset_info di;
+  memset(r, 0, sizeof *r);
+  r->path = f->path;
+  r->file = f;
+  if (!(r->name = strdup(name))) return rs__fail(err, RS_NOMEM, "out of memory");
+  if ((g = H5Gopen2(runs, name, H5P_DEFAULT)) < 0) {
+    rc = rs__fail(err, RS_FORMAT, "%s:/runs/%s: expected a group holding a run's datasets", f->path, name);
+    goto done;
+  }
+#define SHOW(ds) (snprintf(shown, sizeof shown, "/runs/%s/%s", name, ds), shown)
+  r->csr = link_exists(g, "offsets");
+  if (r->csr) {
+    if ((rc = open_dset(g, f->path, SHOW("offsets"), "offsets", &d, err))) goto done;
+    if ((rc = dset_describe(d, f->path, shown, &di, err)) ||
+        (rc = expect_numeric(&di, f->path, shown, H5T_INTEGER, 1, nq + 1, "integer offsets [nq + 1]", err)))
+      goto done;
+    close_id(d);
+    d = -1;
+  }
+  if ((rc = open_dset(g, f->path, SHOW("doc"), "doc", &d, err))) goto done;
+  if ((rc = dset_describe(d, f->path, shown, &di, err))) goto done;
+  if ((rc = expect_numeric(&di, f->path, shown, H5T_INTEGER, r->csr ? 1 : 2, r->csr ? 0 : nq,
+                           "int32 or int64 doc indexes", err)))
+    goto done;
+  r->n_rows = nq;
+  if (r->csr) r->n_docs = di.dims[0];
+  else r->k = (size_t)di.dims[1];
+  const hsize_t d0 = di.dims[0], d1 = di.dims[1];
+  close_id(d);
+  d = -1;
+  if ((r->has_score = link_exists(g, "score"))) {
+    if ((rc = open_dset(g, f->path, SHOW("score"), "score", &d, err)) ||
+        (rc = dset_describe(d, f->path, shown, &di, err)) ||
+        (rc = expect_numeric(&di, f->path, shown, H5T_FLOAT, r->csr ? 1 : 2, 0, "float32 or float64 scores", err)))
+      goto done;
+    if (di.dims[0] != d0 || (!r->csr && di.dims[1] != d1)) {
+      rc = rs__fail(err, RS_FORMAT, "%s:%s: expected the shape of doc [%" PRIu64 ", %" PRIu64 "], found [%" PRIu64
+                    ", %" PRIu64 "]", f->path, shown, (uint64_t)d0, (uint64_t)(r->csr ? 0 : d1),
+                    (uint64_t)di.dims[0], (uint64_t)(r->csr ? 0 : di.dims[1]));
+      goto done;
+    }
+    close_id(d);
+    d = -1;
+  }
+  if ((r->has_latency = link_exists(g, "latency"))) {
+    if ((rc = open_dset(g, f->path, SHOW("latency"), "latency", &d, err)) ||
+        (rc = dset_describe(d, f->path, shown, &di, err)) ||
+        (rc = expect_numeric(&di, f->path, shown, H5T_FLOAT, 1, nq, "float32 or float64 latencies in seconds", err)))
+      goto done;
+    close_id(d);
+    d = -1;
+  }
+#undef SHOW
+  snprintf(shown, sizeof shown, "/runs/%s", name);
+  attr_walk w = {.file = f->path, .group = shown, .err = err};
+  hsize_t idx = 0;
+  if (H5Aiterate2(g, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr, &w) < 0) {
+    free_attrs(w.a, w.n);
+    rc = w.rc ? w.rc : rs__fail(err, RS_IO, "%s:%s: cannot list the attributes", f->path, shown);
+    goto done;
+  }
+  qsort(w.a, w.n, sizeof *w.a, cmp_attr);
+  r->attrs = w.a;
+  r->n_attrs = w.n;
+done:
+  close_id(d);
+  close_id(g);
+  if (rc) free_run(r);
+  return rc;
+}
+
+static rs_code open_runs(rs__h5file *f, size_t nq, int required, rs__runset *out, rs_error *err)
+{
+  rs_code rc = RS_OK;
+  name_list l = {0};
+  hid_t runs = -1;
+  out->file = f;
+  out->run = NULL;
+  out->n = 0;
+  if (!link_exists(f->fid, "runs")) {
+    if (required) return rs__fail(err, RS_FORMAT, "%s: missing group /runs (a run file holds /runs/<name>/...)", f->path);
+    return RS_OK;
+  }
+  if ((runs = H5Gopen2(f->fid, "runs", H5P_DEFAULT)) < 0)
+    return rs__fail(err, RS_FORMAT, "%s:/runs: expected a group", f->path);
+  hsize_t idx = 0;
+  if (H5Literate(runs, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_name, &l) < 0) {
+    rc = l.oom ? rs__fail(err, RS_NOMEM, "out of memory") : rs__fail(err, RS_IO, "%s:/runs: cannot list", f->path);
+    goto done;
+  }
+  if (!(out->run = rs__calloc(l.n, sizeof *out->run))) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  for (size_t i = 0; i < l.n; i++) {
+    if ((rc = open_run(f, runs, l.name[i], nq, &out->run[i], err))) goto done;
+    out->n++;
+  }
+done:
+  for (size_t i = 0; i < l.n; i++) free(l.name[i]);
+  free(l.name);
+  close_id(runs);
+  if (rc) {
+    for (size_t i = 0; i < out->n; i++) free_run(&out->run[i]);
+    free(out->run);
+    out->run = NULL;
+    out->n = 0;
+  }
+  return rc;
+}
+
+static rs_code open_file(const char *path, rs__h5file **out, rs_error *err)
+{
+  h5_quiet();
+  FILE *probe = fopen(path, "rb");
+  if (!probe) return rs__fail(err, RS_IO, "%s: cannot open: %s", path, strerror(errno));
+  fclose(probe);
+  if (H5Fis_hdf5(path) <= 0) return rs__fail(err, RS_FORMAT, "%s: expected an HDF5 file, found something else", path);
+  rs__h5file *f = rs__calloc(1, sizeof *f);
+  if (!f || !(f->path = strdup(path))) {
+    free(f);
+    return rs__fail(err, RS_NOMEM, "out of memory");
+  }
+  if ((f->fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0) {
+    free(f->path);
+    free(f);
+    return rs__fail(err, RS_IO, "%s: cannot open as HDF5", path);
+  }
+  *out = f;
+  return RS_OK;
+}
+
+static void close_file(rs__h5file *f)
+{
+  if (!f) return;
+  H5Fclose(f->fid);
+  free(f->path);
+  free(f);
+}
+
+rs_code rs__runset_open(const char *path, size_t nq, rs__runset *out, rs_error *err)
+{
+  rs__h5file *f = NULL;
+  rs_code rc = open_file(path, &f, err);
+  if (rc) return rc;
+  if ((rc = open_runs(f, nq, 1, out, err))) {
+    close_file(f);
+    out->file = NULL;
+  }
+  return rc;
+}
+
+void rs__runset_close(rs__runset *s)
+{
+  if (!s) return;
+  for (size_t i = 0; i < s->n; i++) free_run(&s->run[i]);
+  free(s->run);
+  close_file(s->file);
+  memset(s, 0, sizeof *s);
+}
+
+/* --- corpus -------------------------------------------------------------- */
+
+static rs_code read_root_attrs(rs__h5file *f, rs_error *err)
+{
+  attr_walk w = {.file = f->path, .group = "/", .err = err};
+  hsize_t idx = 0;
+  rs_code rc = RS_OK;
+  if (H5Aiterate2(f->fid, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr, &w) < 0) {
+    rc = w.rc ? w.rc : rs__fail(err, RS_IO, "%s: cannot list the root attributes", f->path);
+    goto done;
+  }
+  const rs__attr *fmt = NULL, *ver = NULL;
+  for (size_t i = 0; i < w.n; i++) {
+    if (strcmp(w.a[i].key, "format") == 0) fmt = &w.a[i];
+    if (strcmp(w.a[i].key, "version") == 0) ver = &w.a[i];
+  }
+  if (!fmt || fmt->kind != RS_ATTR_STRING || strcmp(fmt->text, RS_CORPUS_FORMAT) != 0) {
+    rc = rs__fail(err, RS_FORMAT, "%s: root attribute 'format': expected the string \"%s\", found %s%s%s", f->path,
+                  RS_CORPUS_FORMAT, fmt ? "\"" : "none", fmt ? fmt->text : "", fmt ? "\"" : "");
+    goto done;
+  }
+  if (!ver || ver->kind != RS_ATTR_INT || ver->num != RS_CORPUS_VERSION) {
+    rc = rs__fail(err, RS_FORMAT, "%s: root attribute 'version': expected the integer %d, found %s", f->path,
+                  RS_CORPUS_VERSION, ver ? ver->text : "none");
+    goto done;
+  }
+done:
+  free_attrs(w.a, w.n);
+  return rc;
+}
+
+/* Reads an integer 1-D dataset whole, converting to mtype (int64 or int32). */
+static rs_code read_ints(hid_t loc, const char *file, const char *name, hid_t mtype, size_t esize, size_t want,
+                         void **out, size_t *n_out, rs_error *err)
+{
+  hid_t d = -1;
+  dset_info di;
+  void *buf = NULL;
+  rs_code rc = open_dset(loc, file, name, name, &d, err);
+  if (rc || (rc = dset_describe(d, file, name, &di, err)) ||
+      (rc = expect_numeric(&di, file, name, H5T_INTEGER, 1, want == SIZE_MAX ? 0 : want, "signed integers", err)))
+    goto done;
+  const size_t n = (size_t)di.dims[0];
+  if (!(buf = rs__malloc(rs__mul(n, esize)))) { rc = rs__fail(err, RS_NOMEM, "%s:%s: out of memory", file, name); goto done; }
+  if ((rc = read_rows(d, file, name, mtype, 1, 0, n, 1, buf, err))) goto done;
+  *out = buf;
+  *n_out = n;
+  buf = NULL;
+done:
+  free(buf);
+  close_id(d);
+  return rc;
+}
+
+/* The qrels' own invariants: CSR offsets, doc range, one judgment per doc. */
+static rs_code check_qrels(const rs__corpus *c, size_t nnz, rs_error *err)
+{
+  const int64_t *off = c->qoff;
+  if (off[0] != 0)
+    return rs__fail(err, RS_FORMAT, "%s:/qrels/offsets: row 0: expected 0, found %" PRId64, c->path, off[0]);
+  for (size_t i = 0; i < c->nq; i++)
+    if (off[i + 1] < off[i])
+      return rs__fail(err, RS_FORMAT,
+                      "%s:/qrels/offsets: row %zu: offsets must not decrease, found %" PRId64 " after %" PRId64,
+                      c->path, i + 1, off[i + 1], off[i]);
+  if ((uint64_t)off[c->nq] != nnz)
+    return rs__fail(err, RS_FORMAT, "%s:/qrels/offsets: last offset must equal the length of /qrels/doc (%zu), found %" PRId64,
+                    c->path, nnz, off[c->nq]);
+  int32_t max_doc = -1;
+  for (size_t i = 0; i < c->nq; i++) {
+    for (int64_t j = off[i]; j < off[i + 1]; j++) {
+      int32_t d = c->qdoc[j];
+      if (d < 0 || (c->has_docs && (size_t)d >= c->nd))
+        return rs__fail(err, RS_FORMAT, "%s:/qrels/doc: row %" PRId64 " (query \"%s\"): doc index %" PRId32
+                        " out of range [0, %zu)", c->path, j, c->query_id[i], d, c->has_docs ? c->nd : (size_t)INT32_MAX);
+      if (d > max_doc) max_doc = d;
+    }
+  }
+  /* One judgment per (query, doc): stamp each doc with the last query that
+   * judged it, so a repeat within a query is seen in one pass. */
+  uint32_t *stamp = rs__calloc((size_t)max_doc + 1, sizeof *stamp);
+  if (!stamp) return rs__fail(err, RS_NOMEM, "out of memory checking the qrels");
+  rs_code rc = RS_OK;
+  for (size_t i = 0; i < c->nq && !rc; i++) {
+    for (int64_t j = off[i]; j < off[i + 1]; j++) {
+      int32_t d = c->qdoc[j];
+      if (stamp[d] == (uint32_t)i + 1) {
+        rc = rs__fail(err, RS_DUPLICATE, "%s:/qrels/doc: row %" PRId64 " (query \"%s\"): doc index %" PRId32 " %s%s%s judged twice",
+                      c->path, j, c->query_id[i], d, c->has_docs ? "(\"" : "", c->has_docs ? c->doc_id[d] : "",
+                      c->has_docs ? "\")" : "");
+        break;
+      }
+      stamp[d] = (uint32_t)i + 1;
+    }
+  }
+  free(stamp);
+  return rc;
+}
+
+rs_code rs__corpus_open(const char *path, rs__corpus **out, rs_error *err)
+{
+  rs__h5file *f = NULL;
+  rs__corpus *c = NULL;
+  size_t n = 0, nnz = 0, ngr = 0;
+  void *p = NULL;
+  rs_code rc = open_file(path, &f, err);
+  if (rc) return rc;
+  if (!(c = rs__calloc(1, sizeof *c)) || !(c->path = strdup(path))) {
+    close_file(f);
+    if (c) free(c);
+    return rs__fail(err, RS_NOMEM, "out of memory");
+  }
+  c->runs.file = f; /* from here on, rs__corpus_close closes the file */
+  if ((rc = read_root_attrs(f, err))) goto fail;
+  if ((rc = read_strings(f->fid, path, "/queries/id", SIZE_MAX, &c->query_id, &c->nq, err))) goto fail;
+  if (link_exists(f->fid, "/queries/text")) {
+    if ((rc = read_strings(f->fid, path, "/queries/text", c->nq, &c->query_text, &n, err))) goto fail;
+    c->has_text = 1;
+  }
+  if (link_exists(f->fid, "docs") && link_exists(f->fid, "/docs/id")) {
+    if ((rc = read_strings(f->fid, path, "/docs/id", SIZE_MAX, &c->doc_id, &c->nd, err))) goto fail;
+    if (c->nd > INT32_MAX) {
+      rc = rs__fail(err, RS_UNSUPPORTED, "%s:/docs/id: at most %d docs are supported, found %zu", path, INT32_MAX, c->nd);
+      goto fail;
+    }
+    c->has_docs = 1;
+  }
+  if (!link_exists(f->fid, "qrels")) { rc = rs__fail(err, RS_FORMAT, "%s: missing group /qrels", path); goto fail; }
+  if ((rc = read_ints(f->fid, path, "/qrels/offsets", H5T_NATIVE_INT64, sizeof(int64_t), c->nq + 1, &p, &n, err)))
+    goto fail;
+  c->qoff = p;
+  if ((rc = read_ints(f->fid, path, "/qrels/doc", H5T_NATIVE_INT32, sizeof(int32_t), SIZE_MAX, &p, &nnz, err)))
+    goto fail;
+  c->qdoc = p;
+  if ((rc = read_ints(f->fid, path, "/qrels/grade", H5T_NATIVE_INT32, sizeof(int32_t), nnz, &p, &ngr, err))) goto fail;
+  c->qgrade = p;
+  if ((rc = check_qrels(c, nnz, err))) goto fail;
+  if ((rc = open_runs(f, c->nq, 0, &c->runs, err))) goto fail;
+  *out = c;
+  return RS_OK;
+fail:
+  rs__corpus_close(c);
+  return rc;
+}
+
+void rs__corpus_close(rs__corpus *c)
+{
+  if (!c) return;
+  free(c->path);
+  free(c->query_id);
+  free(c->query_text);
+  free(c->doc_id);
+  free(c->qoff);
+  free(c->qdoc);
+  free(c->qgrade);
+  rs__runset_close(&c->runs);
+  free(c);
+}
+
+/* --- reading runs ---------------------------------------------------------- */
+
+static rs_code grow_block(rs__block *b, size_t rows, size_t docs, int score, rs_error *err)
+{
+  if (rows > b->cap_rows) {
+    int64_t *o = rs__realloc(b->off, rs__mul(rows + 1, sizeof *o));
+    if (!o) return rs__fail(err, RS_NOMEM, "out of memory for a block of %zu queries", rows);
+    b->off = o;
+    b->cap_rows = rows;
+  }
+  if (docs > b->cap_docs || (score && !b->score)) {
+    size_t cap = docs > b->cap_docs ? docs : b->cap_docs;
+    int32_t *d = rs__realloc(b->doc, rs__mul(cap, sizeof *d));
+    if (!d) return rs__fail(err, RS_NOMEM, "out of memory for a block of %zu docs", cap);
+    b->doc = d;
+    double *s = rs__realloc(b->score, rs__mul(cap, sizeof *s));
+    if (!s) return rs__fail(err, RS_NOMEM, "out of memory for a block of %zu docs", cap);
+    b->score = s;
+    b->cap_docs = cap;
+  }
+  return RS_OK;
+}
+
+rs_code rs__run_read(const rs__run *run, size_t q0, size_t n, rs__block *b, rs_error *err)
+{
+  char shown[600];
+  hid_t g = -1, d = -1;
+  rs_code rc = RS_OK;
+  const char *file = run->path;
+  if ((g = H5Gopen2(run->file->fid, "runs", H5P_DEFAULT)) < 0 || (d = H5Gopen2(g, run->name, H5P_DEFAULT)) < 0) {
+    rc = rs__fail(err, RS_IO, "%s:/runs/%s: cannot open the run", file, run->name);
+    goto done;
+  }
+  close_id(g);
+  g = d;
+  d = -1;
+  b->q0 = q0;
+  b->n = n;
+  size_t n_docs;
+  if (run->csr) {
+    if ((rc = grow_block(b, n, 0, 0, err))) goto done;
+    snprintf(shown, sizeof shown, "/runs/%s/offsets", run->name);
+    if ((d = H5Dopen2(g, "offsets", H5P_DEFAULT)) < 0) { rc = rs__fail(err, RS_IO, "%s:%s: cannot open", file, shown); goto done; }
+    if ((rc = read_rows(d, file, shown, H5T_NATIVE_INT64, 1, q0, n + 1, 1, b->off, err))) goto done;
+    close_id(d);
+    d = -1;
+    const int64_t base = b->off[0];
+    for (size_t i = 0; i < n; i++)
+      if (b->off[i + 1] < b->off[i]) {
+        rc = rs__fail(err, RS_FORMAT, "%s:%s: row %zu: offsets must not decrease, found %" PRId64 " after %" PRId64,
+                      file, shown, q0 + i + 1, b->off[i + 1], b->off[i]);
+        goto done;
+      }
+    if (base < 0 || (uint64_t)b->off[n] > run->n_docs) {
+      rc = rs__fail(err, RS_FORMAT, "%s:%s: rows %zu..%zu: offsets %" PRId64 "..%" PRId64 " outside doc's length %" PRIu64,
+                    file, shown, q0, q0 + n, base, b->off[n], run->n_docs);
+      goto done;
+    }
+    for (size_t i = 0; i <= n; i++) b->off[i] -= base;
+    n_docs = (size_t)b->off[n];
+    if ((rc = grow_block(b, n, n_docs, run->has_score, err))) goto done;
+    snprintf(shown, sizeof shown, "/runs/%s/doc", run->name);
+    if ((d = H5Dopen2(g, "doc", H5P_DEFAULT)) < 0) { rc = rs__fail(err, RS_IO, "%s:%s: cannot open", file, shown); goto done; }
+    if ((rc = read_rows(d, file, shown, H5T_NATIVE_INT32, 1, (hsize_t)base, n_docs, 1, b->doc, err))) goto done;
+    close_id(d);
+    d = -1;
+    if (run->has_score) {
+      snprintf(shown, sizeof shown, "/runs/%s/score", run->name);
+      if ((d = H5Dopen2(g, "score", H5P_DEFAULT)) < 0) { rc = rs__fail(err, RS_IO, "%s:%s: cannot open", file, shown); goto done; }
+      if ((rc = read_rows(d, file, shown, H5T_NATIVE_DOUBLE, 1, (hsize_t)base, n_docs, 1, b->score, err))) goto done;
+    }
+  } else {
+    n_docs = rs__mul(n, run->k);
+    if ((rc = grow_block(b, n, n_docs, run->has_score, err))) goto done;
+    for (size_t i = 0; i <= n; i++) b->off[i] = (int64_t)(i * run->k);
+    snprintf(shown, sizeof shown, "/runs/%s/doc", run->name);
+    if ((d = H5Dopen2(g, "doc", H5P_DEFAULT)) < 0) { rc = rs__fail(err, RS_IO, "%s:%s: cannot open", file, shown); goto done; }
+    if ((rc = read_rows(d, file, shown, H5T_NATIVE_INT32, 2, q0, n, run->k, b->doc, err))) goto done;
+    close_id(d);
+    d = -1;
+    if (run->has_score) {
+      snprintf(shown, sizeof shown, "/runs/%s/score", run->name);
+      if ((d = H5Dopen2(g, "score", H5P_DEFAULT)) < 0) { rc = rs__fail(err, RS_IO, "%s:%s: cannot open", file, shown); goto done; }
+      if ((rc = read_rows(d, file, shown, H5T_NATIVE_DOUBLE, 2, q0, n, run->k, b->score, err))) goto done;
+    }
+  }
+done:
+  close_id(d);
+  close_id(g);
+  return rc;
+}
+
+void rs__block_free(rs__block *b)
+{
+  if (!b) return;
+  free(b->off);
+  free(b->doc);
+  free(b->score);
+  memset(b, 0, sizeof *b);
+}
+
+rs_code rs__run_read_latency(const rs__run *run, double *out, rs_error *err)
+{
+  char shown[600];
+  snprintf(shown, sizeof shown, "/runs/%s/latency", run->name);
+  hid_t d = H5Dopen2(run->file->fid, shown, H5P_DEFAULT);
+  if (d < 0) return rs__fail(err, RS_IO, "%s:%s: cannot open", run->path, shown);
+  rs_code rc = read_rows(d, run->path, shown, H5T_NATIVE_DOUBLE, 1, 0, run->n_rows, 1, out, err);
+  close_id(d);
+  return rc;
+}
+
+/* --- writing --------------------------------------------------------------- */
+
+struct rs__h5w {
+  hid_t fid, lcpl;
+  char *path, *tmp;
+};
+
+static hid_t mem_type(rs__dtype t)
+{
+  switch (t) {
+  case RS_DT_I8: return H5T_NATIVE_INT8;
+  case RS_DT_I32: return H5T_NATIVE_INT32;
+  case RS_DT_I64: return H5T_NATIVE_INT64;
+  case RS_DT_F32: return H5T_NATIVE_FLOAT;
+  case RS_DT_F64: return H5T_NATIVE_DOUBLE;
+  }
+  return H5T_NATIVE_INT32;
+}
+
+static hid_t file_type(rs__dtype t)
+{
+  switch (t) {
+  case RS_DT_I8: return H5T_STD_I8LE;
+  case RS_DT_I32: return H5T_STD_I32LE;
+  case RS_DT_I64: return H5T_STD_I64LE;
+  case RS_DT_F32: return H5T_IEEE_F32LE;
+  case RS_DT_F64: return H5T_IEEE_F64LE;
+  }
+  return H5T_STD_I32LE;
+}
+
+rs_code rs__h5w_create(const char *path, int corpus, rs__h5w **out, rs_error *err)
+{
+  h5_quiet();
+  rs__h5w *w = rs__calloc(1, sizeof *w);
+  size_t len = strlen(path) + 32;
+  if (!w || !(w->path = strdup(path)) || !(w->tmp = rs__malloc(len))) {
+    if (w) free(w->path);
+    free(w);
+    return rs__fail(err, RS_NOMEM, "out of memory");
+  }
+  snprintf(w->tmp, len, "%s.tmp.%ld", path, (long)getpid());
+  w->lcpl = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(w->lcpl, 1);
+  if ((w->fid = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)) < 0) {
+    rs_code rc = rs__fail(err, RS_IO, "%s: cannot create (as %s)", path, w->tmp);
+    H5Pclose(w->lcpl);
+    free(w->tmp);
+    free(w->path);
+    free(w);
+    return rc;
+  }
+  if (corpus) {
+    char k_format[] = "format", k_version[] = "version", v_format[] = RS_CORPUS_FORMAT;
+    rs__attr fmt = {.key = k_format, .kind = RS_ATTR_STRING, .text = v_format};
+    rs__attr ver = {.key = k_version, .kind = RS_ATTR_INT, .num = RS_CORPUS_VERSION};
+    rs_code rc;
+    if ((rc = rs__h5w_attr(w, "/", &fmt, err)) || (rc = rs__h5w_attr(w, "/", &ver, err))) {
+      rs__h5w_abort(w);
+      return rc;
+    }
+  }
+  *out = w;
+  return RS_OK;
+}
+
+static void free_writer(rs__h5w *w)
+{
+  H5Pclose(w->lcpl);
+  free(w->tmp);
+  free(w->path);
+  free(w);
+}
+
+rs_code rs__h5w_commit(rs__h5w *w, rs_error *err)
+{
+  rs_code rc = RS_OK;
+  if (H5Fclose(w->fid) < 0) {
+    rc = rs__fail(err, RS_IO, "%s: cannot finish writing", w->tmp);
+    unlink(w->tmp);
+  } else if (rename(w->tmp, w->path) != 0) {
+    rc = rs__fail(err, RS_IO, "%s: cannot rename %s into place: %s", w->path, w->tmp, strerror(errno));
+    unlink(w->tmp);
+  }
+  free_writer(w);
+  return rc;
+}
+
+void rs__h5w_abort(rs__h5w *w)
+{
+  if (!w) return;
+  H5Fclose(w->fid);
+  unlink(w->tmp);
+  free_writer(w);
+}
+
+rs_code rs__h5w_strings(rs__h5w *w, const char *dset, const char *const *s, size_t n, size_t fixed_len,
+                        rs_error *err)
+{
+  hsize_t dims[1] = {n};
+  hid_t sp = H5Screate_simple(1, dims, NULL), t = H5Tcopy(H5T_C_S1), d = -1;
+  char *buf = NULL;
+  rs_code rc = RS_OK;
+  H5Tset_cset(t, H5T_CSET_UTF8);
+  const void *data = s;
+  if (fixed_len) {
+    H5Tset_size(t, fixed_len);
+    H5Tset_strpad(t, H5T_STR_NULLPAD);
+    if (!(buf = rs__calloc(n ? n : 1, fixed_len))) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+    for (size_t i = 0; i < n; i++) {
+      size_t l = strlen(s[i]);
+      memcpy(buf + i * fixed_len, s[i], l < fixed_len ? l : fixed_len);
+    }
+    data = buf;
+  } else {
+    H5Tset_size(t, H5T_VARIABLE);
+  }
+  if ((d = H5Dcreate2(w->fid, dset, t, sp, w->lcpl, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
+      (n && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0))
+    rc = rs__fail(err, RS_IO, "%s:%s: cannot write", w->path, dset);
+done:
+  free(buf);
+  close_id(d);
+  close_id(t);
+  close_id(sp);
+  return rc;
+}
+
+rs_code rs__h5w_array(rs__h5w *w, const char *dset, rs__dtype type, int rank, const uint64_t *dims,
+                      const void *data, rs_error *err)
+{
+  hsize_t hd[2] = {dims[0], rank > 1 ? dims[1] : 1};
+  hid_t sp = H5Screate_simple(rank, hd, NULL), d = -1;
+  rs_code rc = RS_OK;
+  if ((d = H5Dcreate2(w->fid, dset, file_type(type), sp, w->lcpl, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
+      (hd[0] * hd[1] != 0 && H5Dwrite(d, mem_type(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0))
+    rc = rs__fail(err, RS_IO, "%s:%s: cannot write", w->path, dset);
+  close_id(d);
+  close_id(sp);
+  return rc;
+}
+
+rs_code rs__h5w_rows_begin(rs__h5w *w, const char *dset, rs__dtype type, uint64_t rows, uint64_t cols,
+                           rs_error *err)
+{
+  hsize_t hd[2] = {rows, cols};
+  hid_t sp = H5Screate_simple(2, hd, NULL), d = -1;
+  rs_code rc = RS_OK;
+  if ((d = H5Dcreate2(w->fid, dset, file_type(type), sp, w->lcpl, H5P_DEFAULT, H5P_DEFAULT)) < 0)
+    rc = rs__fail(err, RS_IO, "%s:%s: cannot create", w->path, dset);
+  close_id(d);
+  close_id(sp);
+  return rc;
+}
+
+rs_code rs__h5w_rows(rs__h5w *w, const char *dset, rs__dtype type, uint64_t row0, uint64_t n_rows,
+                     uint64_t cols, const void *data, rs_error *err)
+{
+  if (n_rows == 0 || cols == 0) return RS_OK;
+  hid_t d = H5Dopen2(w->fid, dset, H5P_DEFAULT), fs = -1, ms = -1;
+  hsize_t start[2] = {row0, 0}, count[2] = {n_rows, cols};
+  rs_code rc = RS_OK;
+  if (d < 0 || (fs = H5Dget_space(d)) < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+      (ms = H5Screate_simple(2, count, NULL)) < 0 || H5Dwrite(d, mem_type(type), ms, fs, H5P_DEFAULT, data) < 0)
+    rc = rs__fail(err, RS_IO, "%s:%s: cannot write rows %" PRIu64 "..%" PRIu64, w->path, dset, row0,
+                  row0 + n_rows - 1);
+  close_id(ms);
+  close_id(fs);
+  close_id(d);
+  return rc;
+}
+
+rs_code rs__h5w_attr(rs__h5w *w, const char *group, const rs__attr *a, rs_error *err)
+{
+  hid_t g = -1, sp = H5Screate(H5S_SCALAR), t = -1, at = -1;
+  rs_code rc = RS_OK;
+  if (strcmp(group, "/") == 0) g = H5Gopen2(w->fid, "/", H5P_DEFAULT);
+  else if (link_exists(w->fid, group))
+    g = H5Gopen2(w->fid, group, H5P_DEFAULT);
+  else
+    g = H5Gcreate2(w->fid, group, w->lcpl, H5P_DEFAULT, H5P_DEFAULT);
+  if (g < 0) { rc = rs__fail(err, RS_IO, "%s:%s: cannot create the group", w->path, group); goto done; }
+  herr_t st;
+  if (a->kind == RS_ATTR_STRING) {
+    t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, H5T_VARIABLE);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    at = H5Acreate2(g, a->key, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    st = at < 0 ? -1 : H5Awrite(at, t, &a->text);
+  } else if (a->kind == RS_ATTR_INT) {
+    long long v = (long long)a->num;
+    at = H5Acreate2(g, a->key, H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+    st = at < 0 ? -1 : H5Awrite(at, H5T_NATIVE_LLONG, &v);
+  } else {
+    at = H5Acreate2(g, a->key, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+    st = at < 0 ? -1 : H5Awrite(at, H5T_NATIVE_DOUBLE, &a->num);
+  }
+  if (st < 0) rc = rs__fail(err, RS_IO, "%s:%s: cannot write attribute '%s'", w->path, group, a->key);
+done:
+  close_id(at);
+  close_id(t);
+  close_id(sp);
+  close_id(g);
+  return rc;
+}

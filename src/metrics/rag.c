@@ -1,0 +1,69 @@
+/* metrics/rag.c: the measures RAG users ask for that trec_eval lacks: RR
+ * with a cutoff, DCG, nDCG with exponential gain and Judged@k.  Each is a
+ * short walk over the top k of the ranking; nothing allocates. */
+#include <math.h>
+
+#include "kernel.h"
+
+static inline size_t top(long k, size_t n) { return (size_t)k < n ? (size_t)k : n; }
+
+static inline double gain_of(int32_t g, int exp_gain)
+{
+  if (g <= 0) return 0.0;
+  return exp_gain ? exp2((double)g) - 1.0 : (double)g;
+}
+
+static double dcg_at(const rs_plan *plan, const int32_t *restrict rel, size_t n, long k, int exp_gain)
+{
+  double sum = 0.0;
+  const size_t m = top(k, n);
+  for (size_t i = 0; i < m; i++) { /* same terms and order as the kernel's dcg prefix */
+    double term = rel[i] > 0 ? gain_of(rel[i], exp_gain) / rs__lg(plan, i) : 0.0;
+    sum = sum + term;
+  }
+  return sum;
+}
+
+/* The ideal ranking: grades > 0, highest first, `count` docs per grade. */
+static double ideal_dcg_at(const rs_plan *plan, const rs_levels *lv, long k, int exp_gain)
+{
+  double sum = 0.0;
+  size_t pos = 0;
+  for (size_t j = lv->n; j-- > 0 && lv->grade[j] > 0;) {
+    const double g = gain_of(lv->grade[j], exp_gain);
+    for (uint32_t c = 0; c < lv->count[j]; c++, pos++) {
+      if (pos >= (size_t)k) return sum;
+      sum += g / rs__lg(plan, pos);
+    }
+  }
+  return sum;
+}
+
+void rs_eval_rag(const rs_plan *plan, const rs_rag_measure *m, size_t n_measures, const int32_t *rel, size_t n,
+                 const rs_levels *lv, double *out)
+{
+  for (size_t j = 0; j < n_measures; j++) {
+    const long k = m[j].cutoff;
+    const size_t t = top(k, n);
+    switch (m[j].kind) {
+    case RS_RAG_RR_CUT: {
+      size_t i = 0;
+      while (i < t && rel[i] < m[j].level) i++;
+      out[j] = i < t ? 1.0 / (double)(i + 1) : 0.0;
+      break;
+    }
+    case RS_RAG_DCG: out[j] = dcg_at(plan, rel, n, k, m[j].exp_gain); break;
+    case RS_RAG_NDCG: {
+      double ideal = ideal_dcg_at(plan, lv, k, m[j].exp_gain);
+      out[j] = ideal > 0.0 ? dcg_at(plan, rel, n, k, m[j].exp_gain) / ideal : 0.0;
+      break;
+    }
+    case RS_RAG_JUDGED: {
+      long judged = 0;
+      for (size_t i = 0; i < t; i++) judged += rel[i] != RS_REL_UNPOOLED;
+      out[j] = (double)judged / (double)k;
+      break;
+    }
+    }
+  }
+}

@@ -1,0 +1,583 @@
+/* spec.c: ir_measures-style and trec_eval measure names -> plans. */
+#define _POSIX_C_SOURCE 200809L
+#include "spec.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_CUTOFFS_PER_NAME = 10000 };
+
+/* Measure families with an ir_measures name. */
+typedef enum {
+  F_P, F_R, F_F1, F_SUCCESS, F_RR, F_AP, F_NDCG, F_DCG, F_RPREC, F_BPREF, F_JUDGED,
+  F_NUMRET, F_NUMREL, F_NUMRELRET, F_TREC /* a trec_eval measure with no ir_measures name */
+} family;
+
+typedef struct {
+  const char *name; /* canonical */
+  family f;
+  unsigned char needs_cut, takes_cut, takes_rel, takes_gain;
+} family_info;
+
+static const family_info families[] = {
+    {"P", F_P, 1, 1, 1, 0},           {"R", F_R, 1, 1, 1, 0},
+    {"F1", F_F1, 1, 1, 1, 0},         {"Success", F_SUCCESS, 1, 1, 1, 0},
+    {"RR", F_RR, 0, 1, 1, 0},         {"AP", F_AP, 0, 1, 1, 0},
+    {"nDCG", F_NDCG, 0, 1, 0, 1},     {"DCG", F_DCG, 0, 1, 0, 1},
+    {"Rprec", F_RPREC, 0, 0, 1, 0},   {"bpref", F_BPREF, 0, 0, 1, 0},
+    {"Judged", F_JUDGED, 1, 1, 0, 0}, {"NumRet", F_NUMRET, 0, 0, 0, 0},
+    {"NumRel", F_NUMREL, 0, 0, 1, 0}, {"NumRelRet", F_NUMRELRET, 0, 0, 1, 0},
+};
+
+/* Other spellings users bring from RAG guides. */
+static const struct { const char *alias, *name; } aliases[] = {
+    {"Hit", "Success"}, {"HitRate", "Success"}, {"MRR", "RR"}, {"MAP", "AP"}, {"NDCG", "nDCG"},
+    {"Recall", "R"},    {"Precision", "P"},
+};
+
+/* One requested value before planning. */
+typedef struct {
+  family f;
+  long level;   /* relevance level */
+  int exp_gain; /* nDCG / DCG */
+  long cut;     /* 0: none */
+  char *trec;   /* F_TREC: the trec_eval argument; value index below */
+  size_t trec_value;
+  char *name;
+} item;
+
+typedef struct {
+  item *v;
+  size_t n, cap;
+} item_list;
+
+static rs_code push(item_list *l, item it, rs_error *err)
+{
+  if (!it.name) return rs__fail(err, RS_NOMEM, "out of memory");
+  for (size_t i = 0; i < l->n; i++) /* a value asked for twice is output once */
+    if (strcmp(l->v[i].name, it.name) == 0) {
+      free(it.name);
+      free(it.trec);
+      return RS_OK;
+    }
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 32;
+    item *nv = rs__realloc(l->v, rs__mul(cap, sizeof *nv));
+    if (!nv) {
+      free(it.name);
+      free(it.trec);
+      return rs__fail(err, RS_NOMEM, "out of memory");
+    }
+    l->v = nv;
+    l->cap = cap;
+  }
+  l->v[l->n++] = it;
+  return RS_OK;
+}
+
+static char *aprintf(const char *fmt, ...) RS_PRINTF(1, 2);
+#include <stdarg.h>
+static char *aprintf(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  char buf[512];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return strdup(buf);
+}
+
+static const family_info *find_family(const char *name, size_t len)
+{
+  for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
+    if (strlen(aliases[i].alias) == len && memcmp(aliases[i].alias, name, len) == 0) {
+      name = aliases[i].name;
+      len = strlen(name);
+      break;
+    }
+  for (size_t i = 0; i < sizeof families / sizeof *families; i++)
+    if (strlen(families[i].name) == len && memcmp(families[i].name, name, len) == 0) return &families[i];
+  return NULL;
+}
+
+static int parse_long(const char *s, const char *end, long *out)
+{
+  if (s == end) return 0;
+  char buf[32];
+  size_t n = (size_t)(end - s);
+  if (n >= sizeof buf) return 0;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  char *e;
+  errno = 0;
+  long v = strtol(buf, &e, 10);
+  if (*e || errno) return 0;
+  *out = v;
+  return 1;
+}
+
+/* The canonical name of one value. */
+static char *canonical(const family_info *fi, long level, int exp_gain, long cut)
+{
+  char params[64] = "", at[32] = "";
+  if (fi->takes_rel && level != 1) snprintf(params, sizeof params, "(rel=%ld)", level);
+  if (fi->takes_gain && exp_gain) snprintf(params, sizeof params, "(gain=exp)");
+  if (cut) snprintf(at, sizeof at, "@%ld", cut);
+  return aprintf("%s%s%s", fi->name, params, at);
+}
+
+/* NAME[(k=v,...)][@CUTS] */
+static rs_code parse_ir(const char *arg, item_list *l, rs_error *err)
+{
+  const char *p = arg;
+  while (*p && (isalnum((unsigned char)*p) || *p == '_')) p++;
+  const family_info *fi = find_family(arg, (size_t)(p - arg));
+  if (!fi) return rs__fail(err, RS_USAGE, "measure '%s': unknown name '%.*s' (see 'ragsweep eval --help')", arg, (int)(p - arg), arg);
+  long level = 1;
+  int exp_gain = 0;
+  if (*p == '(') {
+    const char *close = strchr(p, ')');
+    if (!close) return rs__fail(err, RS_USAGE, "measure '%s': expected ')' after the parameters", arg);
+    const char *q = p + 1;
+    while (q < close) {
+      const char *comma = memchr(q, ',', (size_t)(close - q));
+      const char *end = comma ? comma : close, *eq = memchr(q, '=', (size_t)(end - q));
+      if (!eq) return rs__fail(err, RS_USAGE, "measure '%s': expected key=value, found '%.*s'", arg, (int)(end - q), q);
+      size_t klen = (size_t)(eq - q);
+      if (klen == 3 && memcmp(q, "rel", 3) == 0) {
+        if (!fi->takes_rel)
+          return rs__fail(err, RS_USAGE, "measure '%s': %s takes no rel= (its gain is the grade itself)", arg, fi->name);
+        if (!parse_long(eq + 1, end, &level))
+          return rs__fail(err, RS_USAGE, "measure '%s': rel= expects an integer grade, found '%.*s'", arg, (int)(end - eq - 1), eq + 1);
+      } else if (klen == 4 && memcmp(q, "gain", 4) == 0) {
+        if (!fi->takes_gain) return rs__fail(err, RS_USAGE, "measure '%s': only nDCG and DCG take gain=", arg);
+        size_t vlen = (size_t)(end - eq - 1);
+        if (vlen == 3 && memcmp(eq + 1, "exp", 3) == 0) exp_gain = 1;
+        else if (vlen == 6 && memcmp(eq + 1, "linear", 6) == 0) exp_gain = 0;
+        else return rs__fail(err, RS_USAGE, "measure '%s': gain= expects linear or exp, found '%.*s'", arg, (int)vlen, eq + 1);
+      } else {
+        return rs__fail(err, RS_USAGE, "measure '%s': unknown parameter '%.*s' (expected rel or gain)", arg, (int)klen, q);
+      }
+      q = comma ? comma + 1 : close;
+    }
+    p = close + 1;
+  }
+  long cuts[MAX_CUTOFFS_PER_NAME];
+  size_t n_cuts = 0;
+  if (*p == '@') {
+    p++;
+    if (!fi->takes_cut) return rs__fail(err, RS_USAGE, "measure '%s': %s takes no cutoff", arg, fi->name);
+    const char *dots = strstr(p, "..");
+    if (*p == '{') {
+      const char *close = strchr(p, '}');
+      if (!close || close[1]) return rs__fail(err, RS_USAGE, "measure '%s': expected a cutoff list like @{1,5,10}", arg);
+      const char *q = p + 1;
+      while (q < close) {
+        const char *comma = memchr(q, ',', (size_t)(close - q));
+        const char *end = comma ? comma : close;
+        if (n_cuts == MAX_CUTOFFS_PER_NAME || !parse_long(q, end, &cuts[n_cuts]))
+          return rs__fail(err, RS_USAGE, "measure '%s': expected positive integer cutoffs, found '%.*s'", arg, (int)(end - q), q);
+        n_cuts++;
+        q = comma ? comma + 1 : close;
+      }
+    } else if (dots) {
+      long a, b;
+      if (!parse_long(p, dots, &a) || !parse_long(dots + 2, p + strlen(p), &b) || a < 1 || b < a ||
+          b - a >= MAX_CUTOFFS_PER_NAME)
+        return rs__fail(err, RS_USAGE, "measure '%s': expected a cutoff range like @1..100 (at most %d cutoffs)", arg,
+                        MAX_CUTOFFS_PER_NAME);
+      for (long k = a; k <= b; k++) cuts[n_cuts++] = k;
+    } else {
+      if (!parse_long(p, p + strlen(p), &cuts[0]))
+        return rs__fail(err, RS_USAGE, "measure '%s': expected a positive integer cutoff after '@', found '%s'", arg, p);
+      n_cuts = 1;
+    }
+    for (size_t i = 0; i < n_cuts; i++)
+      if (cuts[i] < 1) return rs__fail(err, RS_USAGE, "measure '%s': cutoff %ld is not a positive integer", arg, cuts[i]);
+    /* ascending, so @{10,5} and @5 @10 list the same way */
+    for (size_t i = 1; i < n_cuts; i++)
+      for (size_t j = i; j > 0 && cuts[j - 1] > cuts[j]; j--) {
+        long t = cuts[j];
+        cuts[j] = cuts[j - 1];
+        cuts[j - 1] = t;
+      }
+  } else if (*p) {
+    return rs__fail(err, RS_USAGE, "measure '%s': unexpected '%s' (expected (params) or @cutoff)", arg, p);
+  }
+  if (fi->needs_cut && !n_cuts)
+    return rs__fail(err, RS_USAGE, "measure '%s': %s needs a cutoff, e.g. %s@10", arg, fi->name, fi->name);
+  if (!n_cuts) return push(l, (item){.f = fi->f, .level = level, .exp_gain = exp_gain, .name = canonical(fi, level, exp_gain, 0)}, err);
+  for (size_t i = 0; i < n_cuts; i++) {
+    rs_code rc = push(l, (item){.f = fi->f, .level = level, .exp_gain = exp_gain, .cut = cuts[i],
+                                .name = canonical(fi, level, exp_gain, cuts[i])}, err);
+    if (rc) return rc;
+  }
+  return RS_OK;
+}
+
+/* trec_eval spelling: validated by the trec_eval parser itself. */
+static rs_code parse_trec(const char *arg, item_list *l, rs_error *err)
+{
+  rs_plan tmp;
+  rs_plan_init(&tmp);
+  rs_code rc = rs_plan_add(&tmp, arg, err);
+  if (!rc) rc = rs_plan_finish(&tmp, 0, err);
+  if (rc) {
+    rs_plan_free(&tmp);
+    return rs__fail(err, RS_USAGE, "measure '%s': unknown (expected an ir_measures name such as nDCG@10, or a trec_eval "
+                    "measure such as ndcg_cut.10): %s", arg, err ? err->msg : "");
+  }
+  for (size_t s = 0; s < tmp.n_sel && !rc; s++) {
+    const rs_measure_sel *m = &tmp.sel[s];
+    const char *param = strchr(arg, '.');
+    family f = F_TREC;
+    switch (m->id) {
+    case RS_M_RUNID:
+    case RS_M_NUM_Q:
+    case RS_M_RELSTRING:
+      rc = rs__fail(err, RS_USAGE, "measure '%s': %s is not a per-query number; eval reports num_q itself", arg,
+                    rs_measure_name(m->id));
+      continue;
+    case RS_M_P: f = F_P; break;
+    case RS_M_RECALL: f = F_R; break;
+    case RS_M_SUCCESS: f = F_SUCCESS; break;
+    case RS_M_MAP_CUT: f = F_AP; break;
+    case RS_M_NDCG_CUT: f = F_NDCG; break;
+    case RS_M_MAP: f = F_AP; break;
+    case RS_M_RECIP_RANK: f = F_RR; break;
+    case RS_M_NDCG: f = param ? F_TREC : F_NDCG; break; /* custom gains have no ir_measures name */
+    case RS_M_RPREC: f = F_RPREC; break;
+    case RS_M_BPREF: f = F_BPREF; break;
+    case RS_M_NUM_RET: f = F_NUMRET; break;
+    case RS_M_NUM_REL: f = F_NUMREL; break;
+    case RS_M_NUM_REL_RET: f = F_NUMRELRET; break;
+    default: break;
+    }
+    if (f == F_TREC) {
+      for (size_t k = 0; k < m->n_values && !rc; k++)
+        rc = push(l, (item){.f = F_TREC, .level = 1, .trec = strdup(arg), .trec_value = k, .name = strdup(m->names[k])},
+                  err);
+      continue;
+    }
+    const family_info *fi = find_family(families[f].name, strlen(families[f].name));
+    const int cut = m->id == RS_M_P || m->id == RS_M_RECALL || m->id == RS_M_SUCCESS || m->id == RS_M_MAP_CUT ||
+                    m->id == RS_M_NDCG_CUT;
+    if (!cut) {
+      rc = push(l, (item){.f = f, .level = 1, .name = canonical(fi, 1, 0, 0)}, err);
+      continue;
+    }
+    for (size_t k = 0; k < m->n_values && !rc; k++)
+      rc = push(l, (item){.f = f, .level = 1, .cut = m->cut[k], .name = canonical(fi, 1, 0, m->cut[k])}, err);
+  }
+  rs_plan_free(&tmp);
+  return rc;
+}
+
+static rs_code parse_name(const char *arg, item_list *l, rs_error *err)
+{
+  if (strpbrk(arg, "@(")) return parse_ir(arg, l, err);
+  size_t len = strcspn(arg, ".");
+  const family_info *fi = find_family(arg, len);
+  /* Bare names shared by both (P, Rprec, bpref) and ir_measures names
+   * without a cutoff (RR, AP, nDCG) read as ir_measures. */
+  if (fi && !arg[len] && !(fi->f == F_P)) return parse_ir(arg, l, err);
+  return parse_trec(arg, l, err);
+}
+
+/* --- planning -------------------------------------------------------------- */
+
+/* What one plan (one relevance level) must compute. */
+typedef struct {
+  long level;
+  const char *trec; /* a pass-through plan's argument, or NULL */
+  /* cutoff sets of P, recall, success, map_cut, ndcg_cut */
+  long *cuts[5];
+  size_t n_cuts[5];
+  int map, recip_rank, ndcg, rprec, bpref, num_ret, num_rel, num_rel_ret;
+} plan_need;
+
+static const rs_measure_id cut_ids[5] = {RS_M_P, RS_M_RECALL, RS_M_SUCCESS, RS_M_MAP_CUT, RS_M_NDCG_CUT};
+
+static rs_code need_cut(plan_need *pn, int which, long k, rs_error *err)
+{
+  for (size_t i = 0; i < pn->n_cuts[which]; i++)
+    if (pn->cuts[which][i] == k) return RS_OK;
+  long *nc = rs__realloc(pn->cuts[which], rs__mul(pn->n_cuts[which] + 1, sizeof *nc));
+  if (!nc) return rs__fail(err, RS_NOMEM, "out of memory");
+  pn->cuts[which] = nc;
+  nc[pn->n_cuts[which]++] = k;
+  return RS_OK;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+  long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
+}
+
+static rs_code add_cut_measure(rs_plan *plan, rs_measure_id id, long *cuts, size_t n, rs_error *err)
+{
+  qsort(cuts, n, sizeof *cuts, cmp_long);
+  size_t len = strlen(rs_measure_name(id)) + 2 + n * 21;
+  char *arg = rs__malloc(len), *p = arg;
+  if (!arg) return rs__fail(err, RS_NOMEM, "out of memory");
+  p += sprintf(p, "%s.", rs_measure_name(id));
+  for (size_t i = 0; i < n; i++) p += sprintf(p, i ? ",%ld" : "%ld", cuts[i]);
+  rs_code rc = rs_plan_add(plan, arg, err);
+  free(arg);
+  return rc;
+}
+
+static size_t slot_of(const rs_plan *plan, rs_measure_id id, long cut)
+{
+  const rs_measure_sel *m = &plan->sel[plan->chosen[id] - 1];
+  if (!cut) return m->slot;
+  size_t k = 0;
+  while (m->cut[k] != cut) k++;
+  return m->slot + k;
+}
+
+static plan_need *need_for(plan_need **needs, size_t *n, long level, const char *trec, rs_error *err)
+{
+  for (size_t i = 0; i < *n; i++)
+    if ((*needs)[i].level == level && ((!trec && !(*needs)[i].trec) || (trec && (*needs)[i].trec &&
+                                                                       strcmp(trec, (*needs)[i].trec) == 0)))
+      return &(*needs)[i];
+  plan_need *nn = rs__realloc(*needs, rs__mul(*n + 1, sizeof *nn));
+  if (!nn) {
+    rs__fail(err, RS_NOMEM, "out of memory");
+    return NULL;
+  }
+  *needs = nn;
+  memset(&nn[*n], 0, sizeof nn[*n]);
+  nn[*n].level = level;
+  nn[*n].trec = trec;
+  return &nn[(*n)++];
+}
+
+void rs__spec_free(rs__spec *s)
+{
+  if (!s) return;
+  for (size_t i = 0; i < s->n_plans; i++) {
+    rs_plan_free(&s->plans[i].plan);
+    free(s->plans[i].rag);
+  }
+  free(s->plans);
+  for (size_t i = 0; i < s->n_req; i++) free(s->req[i].name);
+  free(s->req);
+  free(s);
+}
+
+rs_code rs__spec_build(const char *const *names, size_t n_names, size_t max_ranking, rs__spec **out, rs_error *err)
+{
+  item_list l = {0};
+  plan_need *needs = NULL;
+  size_t n_needs = 0;
+  rs__spec *s = rs__calloc(1, sizeof *s);
+  rs_code rc = s ? RS_OK : rs__fail(err, RS_NOMEM, "out of memory");
+  for (size_t i = 0; i < n_names && !rc; i++) rc = parse_name(names[i], &l, err);
+  if (!rc && l.n == 0) rc = rs__fail(err, RS_USAGE, "no measures given");
+  const size_t n_visible = l.n;
+  /* Hidden values behind the num_q_* counts of aggregate.csv. */
+  if (!rc) rc = push(&l, (item){.f = F_P, .level = 1, .cut = 1, .name = strdup(" P@1")}, err);
+  if (!rc) rc = push(&l, (item){.f = F_NUMRELRET, .level = 1, .name = strdup(" NumRelRet")}, err);
+  if (rc) goto done;
+
+  /* 1. What each plan computes. */
+  size_t *plan_of = rs__calloc(l.n, sizeof *plan_of);
+  if (!plan_of) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  for (size_t i = 0; i < l.n && !rc; i++) {
+    item *it = &l.v[i];
+    int trec_plan = it->f == F_TREC;
+    plan_need *pn = need_for(&needs, &n_needs, it->level, trec_plan ? it->trec : NULL, err);
+    if (!pn) { rc = RS_NOMEM; break; }
+    plan_of[i] = (size_t)(pn - needs);
+    switch (it->f) {
+    case F_P: rc = need_cut(pn, 0, it->cut, err); break;
+    case F_R: rc = need_cut(pn, 1, it->cut, err); break;
+    case F_F1:
+      if (!(rc = need_cut(pn, 0, it->cut, err))) rc = need_cut(pn, 1, it->cut, err);
+      break;
+    case F_SUCCESS: rc = need_cut(pn, 2, it->cut, err); break;
+    case F_AP:
+      if (it->cut) rc = need_cut(pn, 3, it->cut, err);
+      else pn->map = 1;
+      break;
+    case F_NDCG:
+      if (!it->exp_gain) {
+        if (it->cut) rc = need_cut(pn, 4, it->cut, err);
+        else pn->ndcg = 1;
+      }
+      break;
+    case F_RR: pn->recip_rank |= !it->cut; break;
+    case F_RPREC: pn->rprec = 1; break;
+    case F_BPREF: pn->bpref = 1; break;
+    case F_NUMRET: pn->num_ret = 1; break;
+    case F_NUMREL: pn->num_rel = 1; break;
+    case F_NUMRELRET: pn->num_rel_ret = 1; break;
+    case F_DCG:
+    case F_JUDGED:
+    case F_TREC: break;
+    }
+  }
+  /* 2. The plans. */
+  if (!rc && !(s->plans = rs__calloc(n_needs, sizeof *s->plans))) rc = rs__fail(err, RS_NOMEM, "out of memory");
+  for (size_t p = 0; p < n_needs && !rc; p++) {
+    plan_need *pn = &needs[p];
+    rs_plan *plan = &s->plans[p].plan;
+    rs_plan_init(plan);
+    s->n_plans++;
+    plan->relevance_level = pn->level;
+    if (pn->trec) rc = rs_plan_add(plan, pn->trec, err);
+    for (int w = 0; w < 5 && !rc; w++)
+      if (pn->n_cuts[w]) rc = add_cut_measure(plan, cut_ids[w], pn->cuts[w], pn->n_cuts[w], err);
+    const struct { int on; const char *name; } plain[] = {
+        {pn->map, "map"}, {pn->recip_rank, "recip_rank"}, {pn->ndcg, "ndcg"}, {pn->rprec, "Rprec"},
+        {pn->bpref, "bpref"}, {pn->num_ret, "num_ret"}, {pn->num_rel, "num_rel"}, {pn->num_rel_ret, "num_rel_ret"}};
+    for (size_t k = 0; k < sizeof plain / sizeof *plain && !rc; k++)
+      if (plain[k].on) rc = rs_plan_add(plan, plain[k].name, err);
+    if (!rc) rc = rs_plan_finish(plan, max_ranking, err);
+  }
+  /* 3. Requests: slots, rag measures, names. */
+  if (!rc && !(s->req = rs__calloc(l.n, sizeof *s->req))) rc = rs__fail(err, RS_NOMEM, "out of memory");
+  for (size_t i = 0; i < l.n && !rc; i++) {
+    item *it = &l.v[i];
+    rs__spec_plan *sp = &s->plans[plan_of[i]];
+    const rs_plan *plan = &sp->plan;
+    rs__req *r = &s->req[i];
+    r->plan = plan_of[i];
+    r->kind = RS_REQ_PLAN;
+    r->summary = RS_SUM_MEAN;
+    rs_rag_measure rag = {.cutoff = it->cut ? it->cut : LONG_MAX, .level = it->level, .exp_gain = it->exp_gain};
+    int is_rag = 0;
+    switch (it->f) {
+    case F_P: r->slot = slot_of(plan, RS_M_P, it->cut); break;
+    case F_R: r->slot = slot_of(plan, RS_M_RECALL, it->cut); break;
+    case F_F1:
+      r->kind = RS_REQ_F1;
+      r->slot_p = slot_of(plan, RS_M_P, it->cut);
+      r->slot_r = slot_of(plan, RS_M_RECALL, it->cut);
+      break;
+    case F_SUCCESS: r->slot = slot_of(plan, RS_M_SUCCESS, it->cut); break;
+    case F_AP: r->slot = it->cut ? slot_of(plan, RS_M_MAP_CUT, it->cut) : slot_of(plan, RS_M_MAP, 0); break;
+    case F_NDCG:
+      if (it->exp_gain) is_rag = 1, rag.kind = RS_RAG_NDCG;
+      else r->slot = it->cut ? slot_of(plan, RS_M_NDCG_CUT, it->cut) : slot_of(plan, RS_M_NDCG, 0);
+      break;
+    case F_RR:
+      if (it->cut) is_rag = 1, rag.kind = RS_RAG_RR_CUT;
+      else r->slot = slot_of(plan, RS_M_RECIP_RANK, 0);
+      break;
+    case F_DCG: is_rag = 1, rag.kind = RS_RAG_DCG; break;
+    case F_JUDGED: is_rag = 1, rag.kind = RS_RAG_JUDGED; break;
+    case F_RPREC: r->slot = slot_of(plan, RS_M_RPREC, 0); break;
+    case F_BPREF: r->slot = slot_of(plan, RS_M_BPREF, 0); break;
+    case F_NUMRET: r->slot = slot_of(plan, RS_M_NUM_RET, 0), r->summary = RS_SUM_TOTAL; break;
+    case F_NUMREL: r->slot = slot_of(plan, RS_M_NUM_REL, 0), r->summary = RS_SUM_TOTAL; break;
+    case F_NUMRELRET: r->slot = slot_of(plan, RS_M_NUM_REL_RET, 0), r->summary = RS_SUM_TOTAL; break;
+    case F_TREC: {
+      const rs_measure_sel *m = &plan->sel[0];
+      r->slot = m->slot + it->trec_value;
+      r->summary = rs_measure_summary(m->id);
+      break;
+    }
+    }
+    if (is_rag) {
+      rs_rag_measure *nr = rs__realloc(sp->rag, rs__mul(sp->n_rag + 1, sizeof *nr));
+      if (!nr) { rc = rs__fail(err, RS_NOMEM, "out of memory"); break; }
+      sp->rag = nr;
+      r->kind = RS_REQ_RAG;
+      r->slot = sp->n_rag;
+      nr[sp->n_rag++] = rag;
+    }
+    r->name = it->name;
+    it->name = NULL;
+    s->n_req++;
+  }
+  if (!rc) {
+    s->n_out = n_visible;
+    s->hidden_p1 = n_visible;
+    s->hidden_relret = n_visible + 1;
+    for (size_t p = 0; p < s->n_plans; p++) {
+      s->plans[p].out = s->n_work;
+      s->n_work += s->plans[p].plan.n_values + s->plans[p].n_rag;
+    }
+  }
+  free(plan_of);
+done:
+  for (size_t i = 0; i < l.n; i++) {
+    free(l.v[i].name);
+    free(l.v[i].trec);
+  }
+  free(l.v);
+  for (size_t i = 0; i < n_needs; i++)
+    for (int w = 0; w < 5; w++) free(needs[i].cuts[w]);
+  free(needs);
+  if (rc) {
+    rs__spec_free(s);
+    return rc;
+  }
+  *out = s;
+  return RS_OK;
+}
+
+rs_code rs__spec_scratch_init(const rs__spec *s, size_t cap, size_t max_levels, rs__spec_scratch *ss, rs_error *err)
+{
+  memset(ss, 0, sizeof *ss);
+  ss->ms = rs__calloc(s->n_plans, sizeof *ss->ms);
+  ss->work = rs__calloc(s->n_work, sizeof *ss->work);
+  if (!ss->ms || !ss->work) {
+    rs__spec_scratch_free(ss);
+    return rs__fail(err, RS_NOMEM, "out of memory");
+  }
+  for (size_t p = 0; p < s->n_plans; p++) {
+    rs_code rc = rs_scratch_init(&ss->ms[p], &s->plans[p].plan, cap, max_levels, err);
+    if (rc) {
+      rs__spec_scratch_free(ss);
+      return rc;
+    }
+    ss->n_plans++;
+  }
+  return RS_OK;
+}
+
+void rs__spec_scratch_free(rs__spec_scratch *ss)
+{
+  if (!ss) return;
+  for (size_t p = 0; p < ss->n_plans; p++) rs_scratch_free(&ss->ms[p]);
+  free(ss->ms);
+  free(ss->work);
+  memset(ss, 0, sizeof *ss);
+}
+
+void rs__spec_eval(const rs__spec *s, rs__spec_scratch *ss, const int32_t *rel, size_t n, const rs_levels *lv,
+                   int missing, double *out)
+{
+  static const int32_t dummy = RS_REL_UNPOOLED;
+  for (size_t p = 0; p < s->n_plans; p++) {
+    const rs__spec_plan *sp = &s->plans[p];
+    double *w = ss->work + sp->out;
+    if (missing) rs_eval_topic_missing(&sp->plan, lv, &ss->ms[p], w, NULL);
+    else rs_eval_topic(&sp->plan, rel, n, lv, &ss->ms[p], w, NULL);
+    if (sp->n_rag) /* the dummy scores 0 on every rag measure, as under -c */
+      rs_eval_rag(&sp->plan, sp->rag, sp->n_rag, missing ? &dummy : rel, missing ? 1 : n, lv, w + sp->plan.n_values);
+  }
+  for (size_t i = 0; i < s->n_req; i++) {
+    const rs__req *r = &s->req[i];
+    const rs__spec_plan *sp = &s->plans[r->plan];
+    const double *w = ss->work + sp->out;
+    switch (r->kind) {
+    case RS_REQ_PLAN: out[i] = w[r->slot]; break;
+    case RS_REQ_RAG: out[i] = w[sp->plan.n_values + r->slot]; break;
+    case RS_REQ_F1: {
+      const double P = w[r->slot_p], R = w[r->slot_r];
+      out[i] = P + R > 0.0 ? 2.0 * P * R / (P + R) : 0.0;
+      break;
+    }
+    }
+  }
+}

@@ -1,0 +1,73 @@
+/* spec.h: measure names for `ragsweep eval` (internal).
+ *
+ * Users name measures the ir_measures way (P@5, nDCG@10, RR, AP@100,
+ * P(rel=2)@5, nDCG(gain=exp)@10, R@1..100, nDCG@{1,3,5}) or in trec_eval's
+ * spelling (P.5,10, ndcg_cut.10, map, recip_rank, infAP).  A spec turns the
+ * list into the fewest rs_plans that compute them all (one per relevance
+ * level, plus one per trec_eval measure given with its own parameters) and
+ * the few measures trec_eval lacks (rs_eval_rag, F1@k), and gives every
+ * output value its canonical name: trec_eval spellings with an ir_measures
+ * equivalent are renamed (ndcg_cut.10 -> nDCG@10), the others keep
+ * trec_eval's output name (iprec_at_recall_0.10). */
+#ifndef RAGSWEEP_SPEC_H
+#define RAGSWEEP_SPEC_H
+
+#include <stddef.h>
+
+#include "internal.h"
+#include "ragsweep/measures.h"
+
+/* The default measure set, chosen for RAG retrieval (see README). */
+#define RS_DEFAULT_MEASURES "nDCG@10", "RR@10", "R@{1,5,10,100}", "P@{1,5,10}", "Success@{1,5,10}", "AP@100", "nDCG@5"
+
+typedef enum { RS_REQ_PLAN, RS_REQ_RAG, RS_REQ_F1 } rs__req_kind;
+
+/* One output value. */
+typedef struct rs__req {
+  char *name; /* canonical */
+  rs__req_kind kind;
+  size_t plan;           /* the plan it is computed with */
+  size_t slot;           /* PLAN: value slot in the plan; RAG: index into the plan's rag list */
+  size_t slot_p, slot_r; /* F1: slots of P@k and R@k */
+  rs_summary_kind summary;
+} rs__req;
+
+typedef struct rs__spec_plan {
+  rs_plan plan;
+  rs_rag_measure *rag;
+  size_t n_rag;
+  size_t out; /* offset of this plan's values in the per-query work vector */
+} rs__spec_plan;
+
+typedef struct rs__spec {
+  rs__spec_plan *plans;
+  size_t n_plans;
+  rs__req *req; /* n_out visible values, then the hidden ones below */
+  size_t n_req, n_out;
+  size_t hidden_p1, hidden_relret; /* req indexes of P@1 and NumRelRet at level 1 */
+  size_t n_work; /* length of the per-query work vector (all plans' values and rag values) */
+} rs__spec;
+
+/* Builds a spec from names (each may expand to several values).  Unknown
+ * names and bad parameters are RS_USAGE with a message that names them.
+ * max_ranking sizes the discount table. */
+rs_code rs__spec_build(const char *const *names, size_t n_names, size_t max_ranking, rs__spec **out, rs_error *err);
+void rs__spec_free(rs__spec *s);
+
+/* Per-thread scratch for rs__spec_eval. */
+typedef struct rs__spec_scratch {
+  rs_scratch *ms; /* [n_plans] */
+  double *work;   /* [n_work] */
+  size_t n_plans;
+} rs__spec_scratch;
+
+rs_code rs__spec_scratch_init(const rs__spec *s, size_t cap, size_t max_levels, rs__spec_scratch *ss, rs_error *err);
+void rs__spec_scratch_free(rs__spec_scratch *ss);
+
+/* Every value of one query into out[n_req].  missing: the run does not
+ * rank this judged query (rel and n are ignored); it scores as under
+ * trec_eval -c.  Requires n <= the scratch's cap.  Never allocates. */
+void rs__spec_eval(const rs__spec *s, rs__spec_scratch *ss, const int32_t *rel, size_t n, const rs_levels *lv,
+                   int missing, double *out);
+
+#endif

@@ -1,0 +1,496 @@
+/* sweep.c: many runs, streamed in batches of queries, scored on all threads. */
+#define _POSIX_C_SOURCE 200809L
+#include "sweep.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched.h"
+
+enum {
+  DEFAULT_BATCH_DOCS = 1 << 20, /* ~12 MB of doc ids and scores per batch */
+  MAX_SEGMENTS = 64,            /* blocks (of different runs) per batch */
+  CHUNK_ROWS = 32               /* rows a thread claims at a time */
+};
+
+/* Row outcome. */
+enum { ROW_SKIP = 0, ROW_EVAL = 1, ROW_MISSING = 2, ROW_BAD_DOC = -1, ROW_NAN = -2, ROW_DUP = -3, ROW_AFTER_PAD = -4 };
+
+typedef struct {
+  size_t run, row0; /* run index; first row of the batch it fills */
+  rs__block blk;
+} segment;
+
+typedef struct {
+  segment seg[MAX_SEGMENTS];
+  size_t n_seg, n_rows, max_len;
+  double *values;  /* [n_rows * n_req] */
+  int8_t *status;  /* [n_rows] */
+  int64_t *bad_at; /* [n_rows]: column of the problem */
+  size_t cap_rows;
+  rs_code rc; /* of reading it */
+  rs_error err;
+} batch;
+
+typedef struct {
+  size_t cap, hcap;
+  uint32_t *order, *tmp;
+  int32_t *rel;
+  /* (query, doc) table: valid where stamp == gen, so nothing is cleared
+   * between queries. */
+  int32_t *hkey, *hgrade;
+  uint32_t *hstamp;
+  uint8_t *hseen;
+  uint32_t gen;
+  rs__spec_scratch ss;
+  int has_ss;
+} thread_state;
+
+typedef struct {
+  const rs__sweep_cfg *cfg;
+  const rs__corpus *c;
+  const rs__run *const *runs;
+  size_t n_runs;
+  rs__run_result *res;
+  int threads;
+  size_t n_req, batch_docs, max_nnz, max_levels;
+  /* per-query grade levels, CSR */
+  size_t *lv_off;
+  int32_t *lv_grade;
+  uint32_t *lv_count;
+  thread_state *ts;
+  batch b[2];
+  batch *cur, *next;
+  /* reading cursor */
+  size_t rd_run, rd_q;
+} engine;
+
+/* --- per-query levels ------------------------------------------------------ */
+
+static int cmp_i32(const void *a, const void *b)
+{
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+static rs_code build_levels(engine *e, rs_error *err)
+{
+  const rs__corpus *c = e->c;
+  const size_t nnz = (size_t)c->qoff[c->nq];
+  int32_t *g = rs__malloc(rs__mul(nnz, sizeof *g));
+  e->lv_off = rs__malloc(rs__mul(c->nq + 1, sizeof *e->lv_off));
+  e->lv_grade = rs__malloc(rs__mul(nnz, sizeof *e->lv_grade));
+  e->lv_count = rs__malloc(rs__mul(nnz, sizeof *e->lv_count));
+  if (!g || !e->lv_off || !e->lv_grade || !e->lv_count) {
+    free(g);
+    return rs__fail(err, RS_NOMEM, "out of memory for the qrels of %zu queries", c->nq);
+  }
+  size_t k = 0, range = 1, distinct = 1;
+  for (size_t q = 0; q < c->nq; q++) {
+    e->lv_off[q] = k;
+    size_t a = (size_t)c->qoff[q], b = (size_t)c->qoff[q + 1], m = 0;
+    if (b - a > e->max_nnz) e->max_nnz = b - a;
+    for (size_t j = a; j < b; j++)
+      if (c->qgrade[j] >= 0) g[m++] = c->qgrade[j];
+    qsort(g, m, sizeof *g, cmp_i32);
+    size_t k0 = k;
+    for (size_t j = 0; j < m; j++) {
+      if (k > k0 && e->lv_grade[k - 1] == g[j]) e->lv_count[k - 1]++;
+      else e->lv_grade[k] = g[j], e->lv_count[k++] = 1;
+    }
+    if (k - k0 > distinct) distinct = k - k0;
+    if (k > k0 && (size_t)e->lv_grade[k - 1] + 1 > range) range = (size_t)e->lv_grade[k - 1] + 1;
+  }
+  e->lv_off[c->nq] = k;
+  free(g);
+  /* The scratch's gain tables hold levels 0..highest grade (capped: sparse
+   * huge grades still evaluate exactly with default gains). */
+  if (range > ((size_t)1 << 16)) range = (size_t)1 << 16;
+  e->max_levels = range > distinct ? range : distinct;
+  return RS_OK;
+}
+
+/* --- thread state ---------------------------------------------------------- */
+
+static void free_thread(thread_state *t)
+{
+  free(t->order);
+  free(t->tmp);
+  free(t->rel);
+  free(t->hkey);
+  free(t->hgrade);
+  free(t->hstamp);
+  free(t->hseen);
+  if (t->has_ss) rs__spec_scratch_free(&t->ss);
+  memset(t, 0, sizeof *t);
+}
+
+static rs_code ensure_thread(engine *e, thread_state *t, size_t len, rs_error *err)
+{
+  if (len <= t->cap && t->has_ss) return RS_OK;
+  size_t cap = t->cap ? t->cap : 128;
+  while (cap < len) cap *= 2;
+  size_t hcap = 16;
+  while (hcap < 2 * (cap + e->max_nnz)) hcap *= 2;
+  free_thread(t);
+  t->order = rs__malloc(rs__mul(cap, sizeof *t->order));
+  t->tmp = rs__malloc(rs__mul(cap, sizeof *t->tmp));
+  t->rel = rs__malloc(rs__mul(cap, sizeof *t->rel));
+  t->hkey = rs__malloc(rs__mul(hcap, sizeof *t->hkey));
+  t->hgrade = rs__malloc(rs__mul(hcap, sizeof *t->hgrade));
+  t->hstamp = rs__calloc(hcap, sizeof *t->hstamp);
+  t->hseen = rs__malloc(hcap);
+  if (!t->order || !t->tmp || !t->rel || !t->hkey || !t->hgrade || !t->hstamp || !t->hseen) {
+    free_thread(t);
+    return rs__fail(err, RS_NOMEM, "out of memory for rankings of %zu docs", cap);
+  }
+  rs_code rc = rs__spec_scratch_init(e->cfg->spec, cap, e->max_levels, &t->ss, err);
+  if (rc) {
+    free_thread(t);
+    return rc;
+  }
+  t->has_ss = 1;
+  t->cap = cap;
+  t->hcap = hcap;
+  return RS_OK;
+}
+
+/* --- one query --------------------------------------------------------------- */
+
+/* strcmp order of the decimal forms of two doc indexes (ids without /docs/id). */
+static int decimal_cmp(int32_t a, int32_t b)
+{
+  char x[12], y[12];
+  snprintf(x, sizeof x, "%" PRId32, a);
+  snprintf(y, sizeof y, "%" PRId32, b);
+  return strcmp(x, y);
+}
+
+/* trec_eval's order: score descending, then doc id descending. */
+static inline int rank_before(const rs__corpus *c, const int32_t *doc, const double *score, uint32_t x, uint32_t y)
+{
+  if (score[x] != score[y]) return score[x] > score[y] ? -1 : 1;
+  int s = c->has_docs ? strcmp(c->doc_id[doc[y]], c->doc_id[doc[x]]) : decimal_cmp(doc[y], doc[x]);
+  return s;
+}
+
+static void sort_ranking(const rs__corpus *c, const int32_t *doc, const double *score, uint32_t *ord, uint32_t *tmp,
+                         size_t n)
+{
+  for (size_t w = 1; w < n; w *= 2) { /* stable bottom-up merge sort */
+    for (size_t lo = 0; lo < n; lo += 2 * w) {
+      size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      size_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) tmp[k++] = rank_before(c, doc, score, ord[i], ord[j]) <= 0 ? ord[i++] : ord[j++];
+      while (i < mid) tmp[k++] = ord[i++];
+      while (j < hi) tmp[k++] = ord[j++];
+    }
+    memcpy(ord, tmp, n * sizeof *ord);
+  }
+}
+
+static inline size_t hslot(int32_t doc, size_t mask) { return ((uint32_t)doc * 2654435761u) & mask; }
+
+static void score_row(void *vctx, size_t row, int tid)
+{
+  engine *e = vctx;
+  batch *bt = e->cur;
+  thread_state *t = &e->ts[tid];
+  size_t s = 0;
+  while (s + 1 < bt->n_seg && bt->seg[s + 1].row0 <= row) s++;
+  const segment *sg = &bt->seg[s];
+  const size_t i = row - sg->row0, q = sg->blk.q0 + i;
+  const rs__corpus *c = e->c;
+  int8_t *status = &bt->status[row];
+  const size_t qa = (size_t)c->qoff[q], qb = (size_t)c->qoff[q + 1];
+  if (qa == qb) { /* not judged: trec_eval never evaluates it */
+    *status = ROW_SKIP;
+    return;
+  }
+  const int32_t *restrict doc = sg->blk.doc + sg->blk.off[i];
+  const size_t m = (size_t)(sg->blk.off[i + 1] - sg->blk.off[i]);
+  const double *score = e->runs[sg->run]->has_score ? sg->blk.score + sg->blk.off[i] : NULL;
+  const int32_t nd = c->has_docs ? (int32_t)c->nd : INT32_MAX;
+
+  size_t n = 0;
+  while (n < m && doc[n] != -1) {
+    if (doc[n] < 0 || doc[n] >= nd) { *status = ROW_BAD_DOC, bt->bad_at[row] = (int64_t)n; return; }
+    if (score && isnan(score[n])) { *status = ROW_NAN, bt->bad_at[row] = (int64_t)n; return; }
+    n++;
+  }
+  for (size_t j = n; j < m; j++)
+    if (doc[j] != -1) { *status = ROW_AFTER_PAD, bt->bad_at[row] = (int64_t)j; return; }
+
+  const size_t lv_a = e->lv_off[q];
+  const rs_levels lv = {e->lv_grade + lv_a, e->lv_count + lv_a, e->lv_off[q + 1] - lv_a};
+  double *out = bt->values + row * e->n_req;
+  if (n == 0) {
+    if (!e->cfg->all_queries) { *status = ROW_SKIP; return; }
+    rs__spec_eval(e->cfg->spec, &t->ss, NULL, 0, &lv, 1, out);
+    *status = ROW_MISSING;
+    return;
+  }
+
+  uint32_t *ord = t->order;
+  for (size_t j = 0; j < n; j++) ord[j] = (uint32_t)j;
+  if (score && !e->cfg->ties_stored) {
+    int sorted = 1;
+    for (size_t j = 1; j < n && sorted; j++) sorted = rank_before(c, doc, score, ord[j - 1], ord[j]) <= 0;
+    if (!sorted) sort_ranking(c, doc, score, ord, t->tmp, n);
+  }
+
+  /* Join against the qrels and catch repeated docs in one table. */
+  if (++t->gen == 0) {
+    memset(t->hstamp, 0, t->hcap * sizeof *t->hstamp);
+    t->gen = 1;
+  }
+  const uint32_t gen = t->gen;
+  const size_t mask = t->hcap - 1;
+  for (size_t j = qa; j < qb; j++) {
+    size_t h = hslot(c->qdoc[j], mask);
+    while (t->hstamp[h] == gen) h = (h + 1) & mask;
+    t->hstamp[h] = gen, t->hkey[h] = c->qdoc[j], t->hgrade[h] = c->qgrade[j], t->hseen[h] = 0;
+  }
+  int32_t *restrict rel = t->rel;
+  for (size_t r = 0; r < n; r++) {
+    const int32_t d = doc[ord[r]];
+    size_t h = hslot(d, mask);
+    while (t->hstamp[h] == gen && t->hkey[h] != d) h = (h + 1) & mask;
+    if (t->hstamp[h] != gen) { /* not judged for this query */
+      t->hstamp[h] = gen, t->hkey[h] = d, t->hgrade[h] = RS_REL_UNPOOLED, t->hseen[h] = 1;
+      rel[r] = RS_REL_UNPOOLED;
+      continue;
+    }
+    if (t->hseen[h]) { *status = ROW_DUP, bt->bad_at[row] = (int64_t)ord[r]; return; }
+    t->hseen[h] = 1;
+    const int32_t g = t->hgrade[h];
+    rel[r] = g < 0 ? RS_REL_UNJUDGED : g;
+  }
+  rs__spec_eval(e->cfg->spec, &t->ss, rel, n, &lv, 0, out);
+  *status = ROW_EVAL;
+}
+
+/* --- reading ------------------------------------------------------------------- */
+
+static rs_code grow_batch(batch *b, size_t rows, size_t n_req, rs_error *err)
+{
+  if (rows <= b->cap_rows) return RS_OK;
+  double *v = rs__realloc(b->values, rs__mul(rs__mul(rows, n_req), sizeof *v));
+  if (v) b->values = v;
+  int8_t *st = rs__realloc(b->status, rows);
+  if (st) b->status = st;
+  int64_t *ba = rs__realloc(b->bad_at, rs__mul(rows, sizeof *ba));
+  if (ba) b->bad_at = ba;
+  if (!v || !st || !ba) return rs__fail(err, RS_NOMEM, "out of memory for a batch of %zu queries", rows);
+  b->cap_rows = rows;
+  return RS_OK;
+}
+
+/* Rows per block of a run, so that a block holds about batch_docs docs. */
+static size_t rows_per_block(const engine *e, const rs__run *r)
+{
+  double per_row = r->csr ? (r->n_rows ? (double)r->n_docs / (double)r->n_rows : 1.0) : (double)r->k;
+  if (per_row < 1.0) per_row = 1.0;
+  size_t rows = (size_t)((double)e->batch_docs / per_row);
+  return rows < 16 ? 16 : rows;
+}
+
+/* Reads the next batch at the cursor into e->next (n_seg 0: nothing left). */
+static void read_next(void *vctx)
+{
+  engine *e = vctx;
+  batch *b = e->next;
+  b->n_seg = b->n_rows = b->max_len = 0;
+  b->rc = RS_OK;
+  size_t docs = 0;
+  while (e->rd_run < e->n_runs && b->n_seg < MAX_SEGMENTS && docs < e->batch_docs) {
+    const rs__run *r = e->runs[e->rd_run];
+    if (e->rd_q == 0 && r->has_latency) { /* latencies: read whole, summarised once */
+      double *lat = rs__malloc(rs__mul(r->n_rows, sizeof *lat));
+      char where[600];
+      snprintf(where, sizeof where, "%s:/runs/%s/latency", r->path, r->name);
+      if (!lat) b->rc = rs__fail(&b->err, RS_NOMEM, "%s: out of memory", where);
+      else if (!(b->rc = rs__run_read_latency(r, lat, &b->err)))
+        b->rc = rs__latency_summarize(lat, r->n_rows, where, &e->res[e->rd_run].latency, &b->err);
+      free(lat);
+      if (b->rc) return;
+      e->res[e->rd_run].has_latency = 1;
+    }
+    size_t want = rows_per_block(e, r), left = r->n_rows - e->rd_q;
+    size_t n = want < left ? want : left;
+    segment *sg = &b->seg[b->n_seg];
+    if (n > 0) {
+      if ((b->rc = rs__run_read(r, e->rd_q, n, &sg->blk, &b->err))) return;
+      if ((b->rc = grow_batch(b, b->n_rows + n, e->n_req, &b->err))) return;
+      sg->run = e->rd_run;
+      sg->row0 = b->n_rows;
+      for (size_t i = 0; i < n; i++) {
+        size_t len = (size_t)(sg->blk.off[i + 1] - sg->blk.off[i]);
+        if (len > b->max_len) b->max_len = len;
+      }
+      b->n_rows += n;
+      b->n_seg++;
+      docs += (size_t)sg->blk.off[n];
+      e->rd_q += n;
+    }
+    if (e->rd_q == r->n_rows) e->rd_run++, e->rd_q = 0;
+  }
+}
+
+static void free_batch(batch *b)
+{
+  for (size_t s = 0; s < MAX_SEGMENTS; s++) rs__block_free(&b->seg[s].blk);
+  free(b->values);
+  free(b->status);
+  free(b->bad_at);
+}
+
+/* --- combining ----------------------------------------------------------------- */
+
+static rs_code row_error(const engine *e, const batch *bt, size_t row, rs_error *err)
+{
+  size_t s = 0;
+  while (s + 1 < bt->n_seg && bt->seg[s + 1].row0 <= row) s++;
+  const segment *sg = &bt->seg[s];
+  const rs__run *r = e->runs[sg->run];
+  const size_t i = row - sg->row0, q = sg->blk.q0 + i;
+  const int64_t col = bt->bad_at[row];
+  const int32_t d = sg->blk.doc[sg->blk.off[i] + col];
+  const char *qid = e->c->query_id[q];
+  /* A dense row's column is the position in the row; a CSR row's is too
+   * (its element index in doc is offsets[row] + column). */
+  switch (bt->status[row]) {
+  case ROW_BAD_DOC:
+    return rs__fail(err, RS_FORMAT, "%s:/runs/%s/doc: row %zu (query \"%s\"), column %" PRId64
+                    ": doc index %" PRId32 " out of range (expected -1 padding or 0..%zu)",
+                    r->path, r->name, q, qid, col, d, e->c->has_docs ? e->c->nd - 1 : (size_t)INT32_MAX - 1);
+  case ROW_NAN:
+    return rs__fail(err, RS_FORMAT, "%s:/runs/%s/score: row %zu (query \"%s\"), column %" PRId64
+                    ": expected a number, found NaN", r->path, r->name, q, qid, col);
+  case ROW_AFTER_PAD:
+    return rs__fail(err, RS_FORMAT, "%s:/runs/%s/doc: row %zu (query \"%s\"), column %" PRId64
+                    ": doc index %" PRId32 " after -1 padding (padding must end the row)", r->path, r->name, q, qid,
+                    col, d);
+  default:
+    return rs__fail(err, RS_DUPLICATE, "%s:/runs/%s/doc: row %zu (query \"%s\"), column %" PRId64
+                    ": doc %s%s%s (index %" PRId32 ") appears twice in the ranking", r->path, r->name, q, qid, col,
+                    e->c->has_docs ? "\"" : "", e->c->has_docs ? e->c->doc_id[d] : "", e->c->has_docs ? "\"" : "",
+                    d);
+  }
+}
+
+/* Adds the batch's values to the runs' sums in row order. */
+static rs_code combine(engine *e, batch *bt, double **sums, rs_error *err)
+{
+  for (size_t row = 0; row < bt->n_rows; row++)
+    if (bt->status[row] < 0) return row_error(e, bt, row, err);
+  const rs__spec *sp = e->cfg->spec;
+  for (size_t s = 0; s < bt->n_seg; s++) {
+    const segment *sg = &bt->seg[s];
+    rs__run_result *res = &e->res[sg->run];
+    double *sum = sums[sg->run];
+    for (size_t i = 0; i < sg->blk.n; i++) {
+      const size_t row = sg->row0 + i;
+      if (bt->status[row] == ROW_SKIP) continue;
+      const double *v = bt->values + row * e->n_req;
+      for (size_t k = 0; k < e->n_req; k++) sum[k] += v[k];
+      res->num_q++;
+      res->no_rel_ret += v[sp->hidden_relret] == 0.0;
+      res->perfect_p1 += v[sp->hidden_p1] == 1.0;
+      if (e->cfg->per_query) {
+        rs_code rc = e->cfg->per_query(e->cfg->per_query_ctx, sg->run, sg->blk.q0 + i, v, err);
+        if (rc) return rc;
+      }
+    }
+  }
+  return RS_OK;
+}
+
+static void finish_run(const engine *e, size_t r, const double *sum)
+{
+  const rs__spec *sp = e->cfg->spec;
+  rs__run_result *res = &e->res[r];
+  const double nq = (double)res->num_q;
+  for (size_t k = 0; k < e->n_req; k++) {
+    switch (sp->req[k].summary) {
+    case RS_SUM_TOTAL: res->value[k] = sum[k]; break;
+    case RS_SUM_GEOM: res->value[k] = res->num_q ? exp(sum[k] / nq) : 0.0; break;
+    default: res->value[k] = res->num_q ? sum[k] / nq : 0.0; break;
+    }
+  }
+}
+
+void rs__run_result_free(rs__run_result *r)
+{
+  if (!r) return;
+  free(r->value);
+  memset(r, 0, sizeof *r);
+}
+
+rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *const *runs, size_t n_runs,
+                  rs__run_result *results, rs_error *err)
+{
+  engine e = {.cfg = cfg, .c = c, .runs = runs, .n_runs = n_runs, .res = results,
+              .threads = rs__threads(cfg->threads), .n_req = cfg->spec->n_req,
+              .batch_docs = cfg->batch_docs ? cfg->batch_docs : DEFAULT_BATCH_DOCS};
+  double **sums = rs__calloc(n_runs ? n_runs : 1, sizeof *sums);
+  rs_code rc = sums ? RS_OK : rs__fail(err, RS_NOMEM, "out of memory");
+  memset(results, 0, n_runs * sizeof *results);
+  for (size_t r = 0; r < n_runs && !rc; r++) {
+    results[r].value = rs__calloc(e.n_req, sizeof *results[r].value);
+    sums[r] = rs__calloc(e.n_req, sizeof *sums[r]);
+    if (!results[r].value || !sums[r]) rc = rs__fail(err, RS_NOMEM, "out of memory");
+  }
+  if (!rc) rc = build_levels(&e, err);
+  if (!rc && !(e.ts = rs__calloc((size_t)e.threads, sizeof *e.ts))) rc = rs__fail(err, RS_NOMEM, "out of memory");
+  if (rc) goto done;
+
+  uint64_t rows_total = 0, rows_done = 0;
+  for (size_t r = 0; r < n_runs; r++) rows_total += runs[r]->n_rows;
+  e.cur = &e.b[0];
+  e.next = &e.b[1];
+  read_next(&e);
+  for (;;) {
+    batch *t = e.cur;
+    e.cur = e.next;
+    e.next = t;
+    if ((rc = e.cur->rc)) {
+      *err = e.cur->err;
+      goto done;
+    }
+    if (e.cur->n_seg == 0) break;
+    /* Scratch for the longest ranking of this batch (no allocation while scoring). */
+    for (int k = 0; k < e.threads && !rc; k++) rc = ensure_thread(&e, &e.ts[k], e.cur->max_len, err);
+    if (rc) goto done;
+    rs__parallel_for_beside(e.cur->n_rows, e.threads, CHUNK_ROWS, score_row, &e, read_next, &e);
+    if ((rc = combine(&e, e.cur, sums, err))) goto done;
+    /* Runs whose last row was in this batch are complete. */
+    const segment *last = &e.cur->seg[e.cur->n_seg - 1];
+    size_t done_upto = last->blk.q0 + last->blk.n == runs[last->run]->n_rows ? last->run + 1 : last->run;
+    for (size_t s = 0; s < e.cur->n_seg; s++) {
+      size_t r = e.cur->seg[s].run;
+      if (r < done_upto && (s + 1 == e.cur->n_seg || e.cur->seg[s + 1].run != r)) finish_run(&e, r, sums[r]);
+    }
+    rows_done += e.cur->n_rows;
+    if (cfg->progress) cfg->progress(cfg->progress_ctx, last->run, n_runs, rows_done, rows_total);
+  }
+  /* Runs with no rows at all (nq = 0) still get their (zero) results. */
+  for (size_t r = 0; r < n_runs; r++)
+    if (runs[r]->n_rows == 0) finish_run(&e, r, sums[r]);
+done:
+  for (int k = 0; e.ts && k < e.threads; k++) free_thread(&e.ts[k]);
+  free(e.ts);
+  free_batch(&e.b[0]);
+  free_batch(&e.b[1]);
+  free(e.lv_off);
+  free(e.lv_grade);
+  free(e.lv_count);
+  for (size_t r = 0; sums && r < n_runs; r++) free(sums[r]);
+  free(sums);
+  if (rc)
+    for (size_t r = 0; r < n_runs; r++) rs__run_result_free(&results[r]);
+  return rc;
+}

@@ -1,0 +1,52 @@
+/* sweep.h: the evaluation engine of `ragsweep eval` (internal).
+ *
+ * Every run is read in blocks of queries; a batch gathers blocks (of one
+ * run, or of several when runs are small) up to a budget of docs.  While
+ * the threads score batch b, one of them reads batch b+1 (HDF5 is used by
+ * one thread at a time).  Each query's values go to its own slot; after a
+ * batch the caller's thread adds them to the run's sums in query order, so
+ * every figure is the same at any thread count.  Memory: the qrels, the
+ * per-query grade levels and two batches, whatever the number of queries
+ * or runs. */
+#ifndef RAGSWEEP_SWEEP_H
+#define RAGSWEEP_SWEEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "corpus.h"
+#include "latency.h"
+#include "spec.h"
+
+typedef struct rs__sweep_cfg {
+  const rs__spec *spec;
+  int all_queries; /* --queries=all: judged queries the run misses score 0 (trec_eval -c) */
+  int ties_stored; /* --ties=stored: the stored order is the ranking */
+  int threads;     /* 0: all cores */
+  size_t batch_docs; /* docs per batch (0: default) */
+  /* Called on the caller's thread for every evaluated query, in run order
+   * then query order; a non-zero return stops the sweep with that code. */
+  rs_code (*per_query)(void *ctx, size_t run, size_t query, const double *values, rs_error *err);
+  void *per_query_ctx;
+  /* Called after every batch. */
+  void (*progress)(void *ctx, size_t run, size_t n_runs, uint64_t rows_done, uint64_t rows_total);
+  void *progress_ctx;
+} rs__sweep_cfg;
+
+typedef struct rs__run_result {
+  double *value;      /* [spec->n_req]: means, or sums for counts */
+  size_t num_q;       /* queries evaluated */
+  size_t no_rel_ret;  /* ... with no relevant doc retrieved (level 1) */
+  size_t perfect_p1;  /* ... whose first doc is relevant (level 1) */
+  int has_latency;
+  rs__latency latency;
+} rs__run_result;
+
+/* Evaluates runs[0..n_runs) against corpus c into results[0..n_runs)
+ * (free each with rs__run_result_free).  Bad rows stop the sweep with one
+ * message naming the file, dataset, row (and query) and column. */
+rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *const *runs, size_t n_runs,
+                  rs__run_result *results, rs_error *err);
+void rs__run_result_free(rs__run_result *r);
+
+#endif
