@@ -205,11 +205,9 @@ static void score_row(void *vctx, size_t row, int tid)
   const size_t i = row - sg->row0, q = sg->blk.q0 + i;
   const rs__corpus *c = e->c;
   int8_t *status = &bt->status[row];
+  /* Every row is checked, judged or not; only judged queries are scored
+   * (trec_eval never evaluates a topic without judgments). */
   const size_t qa = (size_t)c->qoff[q], qb = (size_t)c->qoff[q + 1];
-  if (qa == qb) { /* not judged: trec_eval never evaluates it */
-    *status = ROW_SKIP;
-    return;
-  }
   const int32_t *restrict doc = sg->blk.doc + sg->blk.off[i];
   const size_t m = (size_t)(sg->blk.off[i + 1] - sg->blk.off[i]);
   const double *score = e->runs[sg->run]->has_score ? sg->blk.score + sg->blk.off[i] : NULL;
@@ -228,7 +226,7 @@ static void score_row(void *vctx, size_t row, int tid)
   const rs_levels lv = {e->lv_grade + lv_a, e->lv_count + lv_a, e->lv_off[q + 1] - lv_a};
   double *out = bt->values + row * e->n_req;
   if (n == 0) {
-    if (!e->cfg->all_queries) { *status = ROW_SKIP; return; }
+    if (qa == qb || !e->cfg->all_queries) { *status = ROW_SKIP; return; }
     rs__spec_eval(e->cfg->spec, &t->ss, NULL, 0, &lv, 1, out);
     *status = ROW_MISSING;
     return;
@@ -236,7 +234,7 @@ static void score_row(void *vctx, size_t row, int tid)
 
   uint32_t *ord = t->order;
   for (size_t j = 0; j < n; j++) ord[j] = (uint32_t)j;
-  if (score && !e->cfg->ties_stored) {
+  if (score && !e->cfg->ties_stored && qa < qb) {
     int sorted = 1;
     for (size_t j = 1; j < n && sorted; j++) sorted = rank_before(c, doc, score, ord[j - 1], ord[j]) <= 0;
     if (!sorted) sort_ranking(c, doc, score, ord, t->tmp, n);
@@ -269,6 +267,7 @@ static void score_row(void *vctx, size_t row, int tid)
     const int32_t g = t->hgrade[h];
     rel[r] = g < 0 ? RS_REL_UNJUDGED : g;
   }
+  if (qa == qb) { *status = ROW_SKIP; return; }
   rs__spec_eval(e->cfg->spec, &t->ss, rel, n, &lv, 0, out);
   *status = ROW_EVAL;
 }

@@ -13,6 +13,7 @@
 #include "qrels.h"
 #include "sched.h"
 #include "textio.h"
+#include "trecrun.h"
 
 enum { DEFAULT_BLOCK = 32 << 20, SLICES_PER_THREAD = 4 };
 
@@ -82,6 +83,8 @@ typedef struct {
   size_t n_groups, cap_groups;
   thread_state *ts;
   size_t max_levels;
+  rs__ranking_fn visit; /* rs__te_rankings: hand rankings over instead of scoring */
+  void *visit_ctx;
 } engine;
 
 static inline int is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
@@ -321,6 +324,10 @@ static void eval_group(void *vctx, size_t gi, int tid)
   }
   if (q->dup[t] != SIZE_MAX) {
     note_topic_error(ts, g->topic, q->doc[q->dup[t]], q->doc_len[q->dup[t]]);
+    return;
+  }
+  if (e->visit) {
+    e->visit(e->visit_ctx, t, L->doc, L->doc_len, L->score, ord, m);
     return;
   }
   int32_t *rel = ts->rel;
@@ -605,12 +612,12 @@ static size_t max_levels_of(const rs__qrels *q)
   return range > distinct ? range : distinct;
 }
 
-rs_code rs_te_evaluate(const rs_te_config *cfg, const char *qrels_path, const char *run_path, rs_te_result **out,
-                       rs_error *err)
+static rs_code evaluate(const rs_te_config *cfg, const char *qrels_path, const char *run_path, rs__ranking_fn visit,
+                        void *visit_ctx, rs_te_result **out, rs_error *err)
 {
   rs_code rc = RS_OK;
   const rs_plan *plan = &cfg->plan;
-  engine e = {.cfg = cfg, .threads = rs__threads(cfg->threads)};
+  engine e = {.cfg = cfg, .threads = rs__threads(cfg->threads), .visit = visit, .visit_ctx = visit_ctx};
   rs_te_result *res = rs__calloc(1, sizeof *res);
   char *tag = NULL;
   const char *run_name = strcmp(run_path, "-") == 0 ? "<stdin>" : run_path;
@@ -712,6 +719,30 @@ done:
 }
 
 /* --- results ----------------------------------------------------------- */
+
+rs_code rs_te_evaluate(const rs_te_config *cfg, const char *qrels_path, const char *run_path, rs_te_result **out,
+                       rs_error *err)
+{
+  return evaluate(cfg, qrels_path, run_path, NULL, NULL, out, err);
+}
+
+rs_code rs__te_rankings(const char *qrels_path, const char *run_path, int threads, rs__ranking_fn fn, void *ctx,
+                        char **runid, rs_error *err)
+{
+  rs_te_config cfg = {.complete = 1, .threads = threads};
+  rs_te_result *res = NULL;
+  rs_plan_init(&cfg.plan);
+  rs_code rc = rs_plan_finish(&cfg.plan, 0, err);
+  if (!rc) rc = evaluate(&cfg, qrels_path, run_path, fn, ctx, &res, err);
+  if (!rc) rc = rs_te_status(res, err);
+  if (!rc && runid) {
+    *runid = res->runid;
+    res->runid = NULL;
+  }
+  rs_te_result_free(res);
+  rs_plan_free(&cfg.plan);
+  return rc;
+}
 
 rs_code rs_te_status(const rs_te_result *r, rs_error *err)
 {

@@ -1,0 +1,96 @@
+/* cmd_check.c: "ragsweep check": validate files against the corpus format. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "corpus.h"
+#include "spec.h"
+#include "sweep.h"
+
+static void help(FILE *f)
+{
+  fprintf(f,
+          "usage: ragsweep check CORPUS.h5 [RUNS.h5 ...]\n"
+          "\n"
+          "Validates a corpus and run files against format version 1 (README, \"Corpus format\"):\n"
+          "root attributes; datasets, ranks, shapes and types; qrels offsets (monotonic, from 0\n"
+          "to the number of judgments), doc indexes in range, no doc judged twice for a query;\n"
+          "for every run, a row per query, doc indexes in range, -1 only as trailing padding, no\n"
+          "doc twice in a ranking, no NaN score, finite non-negative latencies.  Prints one line\n"
+          "per file and run; every problem names the file, dataset and row.\n"
+          "\n"
+          "exit status: 0 all valid; 1 usage; 2 a problem was found.\n");
+}
+
+static void describe(const rs__run *r)
+{
+  if (r->csr) printf("CSR, %zu queries, %llu docs", r->n_rows, (unsigned long long)r->n_docs);
+  else printf("dense %zu x %zu", r->n_rows, r->k);
+  printf("%s%s", r->has_score ? ", scores" : ", no scores (stored order)", r->has_latency ? ", latency" : "");
+  if (r->n_attrs) {
+    printf(", ");
+    for (size_t a = 0; a < r->n_attrs; a++) printf("%s%s=%s", a ? " " : "", r->attrs[a].key, r->attrs[a].text);
+  }
+}
+
+/* Streams every row of a run through the engine's checks. */
+static int check_run(const rs__corpus *c, const rs__spec *spec, const rs__run *r)
+{
+  rs__sweep_cfg cfg = {.spec = spec};
+  rs__run_result res = {0};
+  rs_error err = {0};
+  printf("  run %s: ", r->name);
+  if (rs__sweep(&cfg, c, &r, 1, &res, &err)) {
+    printf("INVALID\n    %s\n", err.msg);
+    return 1;
+  }
+  printf("ok (");
+  describe(r);
+  printf(")\n");
+  rs__run_result_free(&res);
+  return 0;
+}
+
+int rs_cli_check(int argc, char **argv)
+{
+  if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+    help(argc < 2 ? stderr : stdout);
+    return argc < 2 ? RS_EXIT_USAGE : RS_EXIT_OK;
+  }
+  rs_error err = {0};
+  rs__corpus *c = NULL;
+  rs__spec *spec = NULL;
+  int bad = 0;
+  if (rs__corpus_open(argv[1], &c, &err)) {
+    printf("%s: INVALID\n  %s\n", argv[1], err.msg);
+    if (argc > 2) printf("(run files are checked against a valid corpus: fix %s first)\n", argv[1]);
+    return RS_EXIT_INPUT;
+  }
+  size_t nnz = (size_t)c->qoff[c->nq], judged = 0;
+  for (size_t q = 0; q < c->nq; q++) judged += c->qoff[q + 1] > c->qoff[q];
+  printf("%s: ok (corpus: %zu queries, %zu judged; %s%zu docs; %zu judgments; %zu runs)\n", argv[1], c->nq, judged,
+         c->has_docs ? "" : "no /docs/id, ", c->nd, nnz, c->runs.n);
+  const char *const names[] = {"NumRet"};
+  if (rs__spec_build(names, 1, 1000, &spec, &err)) {
+    printf("internal error: %s\n", err.msg);
+    rs__corpus_close(c);
+    return RS_EXIT_INPUT;
+  }
+  for (size_t i = 0; i < c->runs.n; i++) bad |= check_run(c, spec, &c->runs.run[i]);
+  for (int f = 2; f < argc; f++) {
+    rs__runset rs = {0};
+    if (rs__runset_open(argv[f], c->nq, &rs, &err)) {
+      printf("%s: INVALID\n  %s\n", argv[f], err.msg);
+      bad = 1;
+      continue;
+    }
+    printf("%s: ok (%zu runs)\n", argv[f], rs.n);
+    for (size_t i = 0; i < rs.n; i++) bad |= check_run(c, spec, &rs.run[i]);
+    rs__runset_close(&rs);
+  }
+  rs__spec_free(spec);
+  rs__corpus_close(c);
+  printf("%s\n", bad ? "problems found" : "all valid");
+  return bad ? RS_EXIT_INPUT : RS_EXIT_OK;
+}

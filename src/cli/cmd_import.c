@@ -1,0 +1,161 @@
+/* cmd_import.c: "ragsweep import": TREC files or a JSON eval set -> corpus. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "import.h"
+
+static void help(FILE *f)
+{
+  fprintf(f,
+          "usage: ragsweep import -o OUT.h5 (--qrels QRELS | --json EVALSET.json) [RUN ...]\n"
+          "\n"
+          "Writes a corpus (format version 1) from TREC qrels or a JSON evaluation set and any\n"
+          "number of TREC runs.  RUN is PATH (named after the file, without its extension) or\n"
+          "NAME=PATH.  Rankings are stored in trec_eval's order with their scores, so 'ragsweep\n"
+          "eval' on the corpus gives what trec_eval gives on the files.\n"
+          "\n"
+          "options:\n"
+          "  -o, --out FILE           the corpus to write (replaced atomically)\n"
+          "      --qrels FILE         TREC qrels: qid iter docno grade (plain or gzip)\n"
+          "      --json FILE          {\"queries\": [{\"id\", \"query\", \"relevant_doc_ids\",\n"
+          "                           \"graded_relevance\": {doc: grade}}]}\n"
+          "      --attr NAME:KEY=VAL  a configuration attribute of run NAME (repeatable);\n"
+          "                           integers and decimals are stored as numbers\n"
+          "      --threads N          threads for reading runs\n"
+          "  -h, --help               this help\n");
+}
+
+static rs__attr_kind kind_of(const char *v, double *num)
+{
+  char *end;
+  errno = 0;
+  long long i = strtoll(v, &end, 10);
+  if (*v && !*end && !errno) {
+    *num = (double)i;
+    return RS_ATTR_INT;
+  }
+  errno = 0;
+  double d = strtod(v, &end);
+  if (*v && !*end && !errno) {
+    *num = d;
+    return RS_ATTR_FLOAT;
+  }
+  return RS_ATTR_STRING;
+}
+
+static char *run_name_from_path(const char *path)
+{
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  char *name = strdup(base);
+  if (!name) return NULL;
+  static const char *const exts[] = {".gz", ".txt", ".run", ".trec", ".tsv"};
+  for (int again = 1; again;) {
+    again = 0;
+    for (size_t i = 0; i < sizeof exts / sizeof *exts; i++) {
+      size_t l = strlen(name), e = strlen(exts[i]);
+      if (l > e && strcmp(name + l - e, exts[i]) == 0) name[l - e] = '\0', again = 1;
+    }
+  }
+  return name;
+}
+
+int rs_cli_import(int argc, char **argv)
+{
+  enum { OPT_QRELS = 256, OPT_JSON, OPT_ATTR, OPT_THREADS };
+  static const struct option longs[] = {{"out", required_argument, 0, 'o'},      {"qrels", required_argument, 0, OPT_QRELS},
+                                        {"json", required_argument, 0, OPT_JSON}, {"attr", required_argument, 0, OPT_ATTR},
+                                        {"threads", required_argument, 0, OPT_THREADS}, {"help", no_argument, 0, 'h'},
+                                        {0, 0, 0, 0}};
+  rs__import_cfg cfg = {0};
+  const char *out = NULL;
+  char **attr_args = calloc((size_t)argc + 1, sizeof *attr_args);
+  size_t n_attr_args = 0;
+  rs__import_run *runs = NULL;
+  size_t n_runs = 0;
+  int exit_code = RS_EXIT_USAGE, c;
+  rs_error err = {0};
+  if (!attr_args) return RS_EXIT_INPUT;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
+    switch (c) {
+    case 'o': out = optarg; break;
+    case OPT_QRELS: cfg.qrels_path = optarg; break;
+    case OPT_JSON: cfg.json_path = optarg; break;
+    case OPT_ATTR: attr_args[n_attr_args++] = optarg; break;
+    case OPT_THREADS: cfg.threads = atoi(optarg); break;
+    case 'h': help(stdout); free(attr_args); return RS_EXIT_OK;
+    default:
+      fprintf(stderr, "ragsweep import: unknown option '%s' (see 'ragsweep import --help')\n", argv[optind - 1]);
+      goto done;
+    }
+  }
+  if (!out || (!cfg.qrels_path == !cfg.json_path)) {
+    fprintf(stderr, "ragsweep import: expected -o OUT.h5 and exactly one of --qrels or --json (see --help)\n");
+    goto done;
+  }
+  n_runs = (size_t)(argc - optind);
+  if (!(runs = calloc(n_runs ? n_runs : 1, sizeof *runs))) { exit_code = RS_EXIT_INPUT; goto done; }
+  for (size_t i = 0; i < n_runs; i++) {
+    char *arg = argv[optind + (int)i], *eq = strchr(arg, '=');
+    if (eq && eq != arg) {
+      *eq = '\0';
+      runs[i].name = strdup(arg);
+      runs[i].path = eq + 1;
+    } else {
+      runs[i].name = run_name_from_path(arg);
+      runs[i].path = arg;
+    }
+    if (!runs[i].name) { exit_code = RS_EXIT_INPUT; goto done; }
+    if (!*runs[i].name || strchr(runs[i].name, '/')) {
+      fprintf(stderr, "ragsweep import: run name '%s' (from %s): expected a non-empty name without '/'\n", runs[i].name,
+              runs[i].path);
+      goto done;
+    }
+  }
+  for (size_t a = 0; a < n_attr_args; a++) {
+    char *colon = strchr(attr_args[a], ':'), *eq = colon ? strchr(colon, '=') : NULL;
+    if (!colon || !eq || eq == colon + 1) {
+      fprintf(stderr, "ragsweep import: --attr '%s': expected RUN:KEY=VALUE\n", attr_args[a]);
+      goto done;
+    }
+    *colon = '\0';
+    *eq = '\0';
+    size_t r = 0;
+    while (r < n_runs && strcmp(runs[r].name, attr_args[a]) != 0) r++;
+    if (r == n_runs) {
+      fprintf(stderr, "ragsweep import: --attr: no run named '%s'\n", attr_args[a]);
+      goto done;
+    }
+    rs__attr *na = realloc(runs[r].attrs, (runs[r].n_attrs + 1) * sizeof *na);
+    if (!na) { exit_code = RS_EXIT_INPUT; goto done; }
+    runs[r].attrs = na;
+    rs__attr *at = &na[runs[r].n_attrs++];
+    at->key = colon + 1;
+    at->text = eq + 1;
+    at->kind = kind_of(at->text, &at->num);
+  }
+  cfg.runs = runs;
+  cfg.n_runs = n_runs;
+  if (rs__import(&cfg, out, &err)) {
+    fprintf(stderr, "ragsweep import: %s\n", err.msg);
+    exit_code = err.code == RS_USAGE ? RS_EXIT_USAGE : RS_EXIT_INPUT;
+    goto done;
+  }
+  printf("wrote %s (%zu run%s)\n", out, n_runs, n_runs == 1 ? "" : "s");
+  exit_code = RS_EXIT_OK;
+done:
+  for (size_t i = 0; runs && i < n_runs; i++) {
+    free((char *)runs[i].name);
+    free(runs[i].attrs);
+  }
+  free(runs);
+  free(attr_args);
+  return exit_code;
+}

@@ -1,0 +1,445 @@
+/* import.c: TREC qrels and runs, or a JSON evaluation set -> a corpus. */
+#define _POSIX_C_SOURCE 200809L
+#include "import.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "evalset.h"
+#include "qrels.h"
+#include "trecrun.h"
+
+/* --- doc ids: interned, then numbered in strcmp order ---------------------- */
+
+typedef struct {
+  char **id;   /* [n] malloc'd strings, by provisional number */
+  uint64_t *hash;
+  size_t n, cap;
+  uint32_t *slot; /* 0 empty, else 1 + provisional number */
+  size_t mask;
+} interner;
+
+static int intern_grow(interner *in)
+{
+  size_t cap = in->cap ? 2 * in->cap : 1024;
+  char **id = rs__realloc(in->id, rs__mul(cap, sizeof *id));
+  if (!id) return 0;
+  in->id = id;
+  uint64_t *h = rs__realloc(in->hash, rs__mul(cap, sizeof *h));
+  if (!h) return 0;
+  in->hash = h;
+  in->cap = cap;
+  size_t ns = 2 * cap;
+  uint32_t *slot = rs__calloc(ns, sizeof *slot);
+  if (!slot) return 0;
+  for (size_t i = 0; i < in->n; i++) {
+    size_t s = (size_t)in->hash[i] & (ns - 1);
+    while (slot[s]) s = (s + 1) & (ns - 1);
+    slot[s] = (uint32_t)(i + 1);
+  }
+  free(in->slot);
+  in->slot = slot;
+  in->mask = ns - 1;
+  return 1;
+}
+
+/* Provisional number of a doc id, or -1 when out of memory. */
+static int64_t intern(interner *in, const char *s, size_t len)
+{
+  uint64_t h = rs__hash_bytes(s, len);
+  if (in->cap) {
+    for (size_t i = (size_t)h & in->mask; in->slot[i]; i = (i + 1) & in->mask) {
+      size_t k = in->slot[i] - 1;
+      if (in->hash[k] == h && strncmp(in->id[k], s, len) == 0 && in->id[k][len] == '\0') return (int64_t)k;
+    }
+  }
+  if (in->n == in->cap && !intern_grow(in)) return -1;
+  char *copy = rs__malloc(len + 1);
+  if (!copy) return -1;
+  memcpy(copy, s, len);
+  copy[len] = '\0';
+  size_t k = in->n++;
+  in->id[k] = copy;
+  in->hash[k] = h;
+  size_t i = (size_t)h & in->mask;
+  while (in->slot[i]) i = (i + 1) & in->mask;
+  in->slot[i] = (uint32_t)(k + 1);
+  return (int64_t)k;
+}
+
+static void interner_free(interner *in)
+{
+  for (size_t i = 0; i < in->n; i++) free(in->id[i]);
+  free(in->id);
+  free(in->hash);
+  free(in->slot);
+}
+
+/* --- judgments ---------------------------------------------------------------- */
+
+typedef struct {
+  size_t nq;
+  char **qid, **qtext; /* strcmp order; qtext may be NULL */
+  int64_t *off;        /* [nq + 1] */
+  int32_t *doc;        /* provisional doc numbers */
+  int32_t *grade;
+  const char *qrels_for_runs; /* qrels file the runs are read against */
+  char tmp_qrels[64];         /* a qrels file written from the JSON, removed at the end */
+} judgments;
+
+static int cmp_pstr(const void *a, const void *b) { return strcmp(**(char *const *const *)a, **(char *const *const *)b); }
+
+static rs_code judgments_from_qrels(const char *path, interner *docs, judgments *j, rs_error *err)
+{
+  rs__qrels *q = NULL;
+  rs_code rc = rs__qrels_read(path, &q, err);
+  if (rc) return rc;
+  for (size_t t = 0; t < q->n_topics; t++)
+    if (q->dup[t] != SIZE_MAX) {
+      rc = rs__fail(err, RS_DUPLICATE, "%s: topic %s: doc %.*s is judged twice", path, q->topic_id[t],
+                    (int)q->doc_len[q->dup[t]], q->doc[q->dup[t]]);
+      goto done;
+    }
+  j->nq = q->n_topics;
+  j->qid = rs__calloc(j->nq ? j->nq : 1, sizeof *j->qid);
+  j->off = rs__malloc(rs__mul(j->nq + 1, sizeof *j->off));
+  j->doc = rs__malloc(rs__mul(q->n_judged, sizeof *j->doc));
+  j->grade = rs__malloc(rs__mul(q->n_judged, sizeof *j->grade));
+  if (!j->qid || !j->off || !j->doc || !j->grade) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  for (size_t t = 0; t < q->n_topics; t++) {
+    if (!(j->qid[t] = strdup(q->topic_id[t]))) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+    j->off[t] = (int64_t)q->off[t];
+    for (size_t k = q->off[t]; k < q->off[t + 1]; k++) {
+      int64_t d = intern(docs, q->doc[k], q->doc_len[k]);
+      if (d < 0) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+      j->doc[k] = (int32_t)d;
+      j->grade[k] = q->grade[k];
+    }
+  }
+  j->off[j->nq] = (int64_t)q->n_judged;
+  j->qrels_for_runs = path;
+done:
+  rs__qrels_free(q);
+  return rc;
+}
+
+/* The JSON's judgments, queries sorted by id; runs (if any) are read against
+ * a TREC qrels file written from them. */
+static rs_code judgments_from_json(const char *path, int want_qrels_file, interner *docs, judgments *j, rs_error *err)
+{
+  rs__evalset *s = NULL;
+  char ***ord = NULL;
+  FILE *f = NULL;
+  rs_code rc = rs__evalset_read(path, &s, err);
+  if (rc) return rc;
+  const size_t nq = s->n_queries, nnz = s->off[nq];
+  ord = rs__malloc(rs__mul(nq, sizeof *ord));
+  j->qid = rs__calloc(nq ? nq : 1, sizeof *j->qid);
+  j->qtext = rs__calloc(nq ? nq : 1, sizeof *j->qtext);
+  j->off = rs__malloc(rs__mul(nq + 1, sizeof *j->off));
+  j->doc = rs__malloc(rs__mul(nnz, sizeof *j->doc));
+  j->grade = rs__malloc(rs__mul(nnz, sizeof *j->grade));
+  if (!ord || !j->qid || !j->qtext || !j->off || !j->doc || !j->grade) {
+    rc = rs__fail(err, RS_NOMEM, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < nq; i++) ord[i] = &s->query_id[i];
+  qsort(ord, nq, sizeof *ord, cmp_pstr);
+  if (want_qrels_file) {
+    snprintf(j->tmp_qrels, sizeof j->tmp_qrels, "/tmp/ragsweep-qrels-XXXXXX");
+    int fd = mkstemp(j->tmp_qrels);
+    if (fd < 0 || !(f = fdopen(fd, "w"))) {
+      rc = rs__fail(err, RS_IO, "cannot create a temporary qrels file: %s", strerror(errno));
+      j->tmp_qrels[0] = '\0';
+      goto done;
+    }
+    j->qrels_for_runs = j->tmp_qrels;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < nq; i++) {
+    const size_t src = (size_t)(ord[i] - s->query_id);
+    j->qid[i] = s->query_id[src];
+    j->qtext[i] = s->query_text[src];
+    s->query_id[src] = s->query_text[src] = NULL; /* moved */
+    j->off[i] = (int64_t)k;
+    for (size_t m = s->off[src]; m < s->off[src + 1]; m++, k++) {
+      const char *id = s->doc_id[m];
+      if (f && (strpbrk(j->qid[i], " \t\r\n") || strpbrk(id, " \t\r\n") || !*id)) {
+        rc = rs__fail(err, RS_FORMAT, "%s: query \"%s\", doc \"%s\": ids with whitespace cannot be matched against a "
+                      "TREC run", path, j->qid[i], id);
+        goto done;
+      }
+      int64_t d = intern(docs, id, strlen(id));
+      if (d < 0) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+      j->doc[k] = (int32_t)d;
+      j->grade[k] = s->grade[m];
+      if (f) fprintf(f, "%s 0 %s %d\n", j->qid[i], id, (int)s->grade[m]);
+    }
+  }
+  j->off[nq] = (int64_t)k;
+  j->nq = nq;
+done:
+  if (f && fclose(f) != 0 && !rc) rc = rs__fail(err, RS_IO, "%s: cannot write: %s", j->tmp_qrels, strerror(errno));
+  if (s) { /* what was not moved */
+    for (size_t i = 0; i < s->n_queries; i++) {
+      free(s->query_id[i]);
+      free(s->query_text[i]);
+      s->query_id[i] = s->query_text[i] = NULL;
+    }
+  }
+  rs__evalset_free(s);
+  free(ord);
+  return rc;
+}
+
+static void judgments_free(judgments *j)
+{
+  for (size_t i = 0; j->qid && i < j->nq; i++) {
+    free(j->qid[i]);
+    if (j->qtext) free(j->qtext[i]);
+  }
+  free(j->qid);
+  free(j->qtext);
+  free(j->off);
+  free(j->doc);
+  free(j->grade);
+  if (j->tmp_qrels[0]) unlink(j->tmp_qrels);
+}
+
+/* --- runs ----------------------------------------------------------------------- */
+
+/* One topic's ranking, copied out of the run reader. */
+typedef struct {
+  size_t n;
+  char *ids;   /* n NUL-terminated doc ids, back to back */
+  double *score;
+  int oom;
+} topic_ranking;
+
+typedef struct {
+  topic_ranking *t; /* by qrels topic */
+} collect_ctx;
+
+static void collect(void *vctx, size_t topic, const char *const *doc, const uint32_t *doc_len, const double *score,
+                    const uint32_t *order, size_t n)
+{
+  collect_ctx *c = vctx;
+  topic_ranking *tr = &c->t[topic];
+  size_t bytes = 0;
+  for (size_t i = 0; i < n; i++) bytes += doc_len[order[i]] + 1;
+  tr->ids = rs__malloc(bytes);
+  tr->score = rs__malloc(rs__mul(n, sizeof *tr->score));
+  if (!tr->ids || !tr->score) {
+    tr->oom = 1;
+    return;
+  }
+  char *p = tr->ids;
+  for (size_t i = 0; i < n; i++) {
+    const uint32_t r = order[i];
+    memcpy(p, doc[r], doc_len[r]);
+    p[doc_len[r]] = '\0';
+    p += doc_len[r] + 1;
+    tr->score[i] = score[r];
+  }
+  tr->n = n;
+}
+
+/* A run, by query: doc numbers (provisional) and scores, CSR. */
+typedef struct {
+  int64_t *off;
+  int32_t *doc;
+  double *score;
+  size_t k; /* longest ranking */
+} run_rows;
+
+static void run_rows_free(run_rows *r)
+{
+  free(r->off);
+  free(r->doc);
+  free(r->score);
+}
+
+static char **sort_ids; /* qsort has no context argument in C11 */
+static int cmp_id(const void *a, const void *b) { return strcmp(sort_ids[*(const int32_t *)a], sort_ids[*(const int32_t *)b]); }
+
+/* Reads one run, maps its topics to query rows, interns its doc ids. */
+static rs_code read_run(const rs__import_cfg *cfg, const rs__import_run *ir, const judgments *j, interner *docs,
+                        run_rows *out, rs_error *err)
+{
+  rs__qrels *q = NULL;
+  collect_ctx cc = {0};
+  size_t n_topics = 0;
+  /* Topic indexes of rs__te_rankings follow the qrels file's strcmp order. */
+  rs_code rc = rs__qrels_read(j->qrels_for_runs, &q, err);
+  if (rc) return rc;
+  n_topics = q->n_topics;
+  if (!(cc.t = rs__calloc(n_topics ? n_topics : 1, sizeof *cc.t))) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  if ((rc = rs__te_rankings(j->qrels_for_runs, ir->path, cfg->threads, collect, &cc, NULL, err))) goto done;
+  memset(out, 0, sizeof *out);
+  size_t total = 0;
+  size_t *row_of = rs__malloc(rs__mul(n_topics ? n_topics : 1, sizeof *row_of));
+  if (!row_of) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  for (size_t t = 0; t < n_topics; t++) {
+    if (cc.t[t].oom) { free(row_of); rc = rs__fail(err, RS_NOMEM, "%s: out of memory", ir->path); goto done; }
+    total += cc.t[t].n;
+    /* the qrels file's topics are the judged queries, in the same order */
+    size_t lo = 0, hi = j->nq;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (strcmp(j->qid[mid], q->topic_id[t]) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    row_of[t] = lo;
+  }
+  out->off = rs__calloc(j->nq + 1, sizeof *out->off);
+  out->doc = rs__malloc(rs__mul(total, sizeof *out->doc));
+  out->score = rs__malloc(rs__mul(total, sizeof *out->score));
+  if (!out->off || !out->doc || !out->score) { free(row_of); rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  size_t *len = rs__calloc(j->nq ? j->nq : 1, sizeof *len);
+  if (!len) { free(row_of); rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  for (size_t t = 0; t < n_topics; t++) len[row_of[t]] = cc.t[t].n;
+  for (size_t i = 0; i < j->nq; i++) {
+    out->off[i + 1] = out->off[i] + (int64_t)len[i];
+    if (len[i] > out->k) out->k = len[i];
+  }
+  for (size_t t = 0; t < n_topics && !rc; t++) {
+    const topic_ranking *tr = &cc.t[t];
+    size_t at = (size_t)out->off[row_of[t]];
+    const char *p = tr->ids;
+    for (size_t i = 0; i < tr->n; i++) {
+      size_t l = strlen(p);
+      int64_t d = intern(docs, p, l);
+      if (d < 0) { rc = rs__fail(err, RS_NOMEM, "out of memory"); break; }
+      out->doc[at + i] = (int32_t)d;
+      out->score[at + i] = tr->score[i];
+      p += l + 1;
+    }
+  }
+  free(len);
+  free(row_of);
+done:
+  for (size_t t = 0; cc.t && t < n_topics; t++) {
+    free(cc.t[t].ids);
+    free(cc.t[t].score);
+  }
+  free(cc.t);
+  rs__qrels_free(q);
+  if (rc) run_rows_free(out);
+  return rc;
+}
+
+static rs_code write_run(rs__h5w *w, const rs__import_run *ir, const run_rows *r, size_t nq, const int32_t *final,
+                         rs_error *err)
+{
+  char group[1024], path[1100];
+  snprintf(group, sizeof group, "/runs/%s", ir->name);
+  rs_code rc = RS_OK;
+  for (size_t a = 0; a < ir->n_attrs && !rc; a++) rc = rs__h5w_attr(w, group, &ir->attrs[a], err);
+  if (rc) return rc;
+  const size_t total = (size_t)r->off[nq];
+  int32_t *doc = NULL;
+  double *score = NULL;
+  const int dense = total * 2 >= nq * r->k; /* padding takes at most half */
+  if (dense) {
+    doc = rs__malloc(rs__mul(rs__mul(nq, r->k), sizeof *doc));
+    score = rs__calloc(rs__mul(nq, r->k) ? rs__mul(nq, r->k) : 1, sizeof *score);
+    if (!doc || !score) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+    for (size_t i = 0; i < nq; i++)
+      for (size_t c = 0; c < r->k; c++) {
+        size_t at = (size_t)r->off[i] + c;
+        int in_row = at < (size_t)r->off[i + 1];
+        doc[i * r->k + c] = in_row ? final[r->doc[at]] : -1;
+        score[i * r->k + c] = in_row ? r->score[at] : 0.0;
+      }
+    uint64_t dims[2] = {nq, r->k};
+    snprintf(path, sizeof path, "%s/doc", group);
+    if ((rc = rs__h5w_array(w, path, RS_DT_I32, 2, dims, doc, err))) goto done;
+    snprintf(path, sizeof path, "%s/score", group);
+    rc = rs__h5w_array(w, path, RS_DT_F64, 2, dims, score, err);
+  } else {
+    doc = rs__malloc(rs__mul(total, sizeof *doc));
+    if (!doc) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+    for (size_t i = 0; i < total; i++) doc[i] = final[r->doc[i]];
+    uint64_t dims[1] = {nq + 1};
+    snprintf(path, sizeof path, "%s/offsets", group);
+    if ((rc = rs__h5w_array(w, path, RS_DT_I64, 1, dims, r->off, err))) goto done;
+    dims[0] = total;
+    snprintf(path, sizeof path, "%s/doc", group);
+    if ((rc = rs__h5w_array(w, path, RS_DT_I32, 1, dims, doc, err))) goto done;
+    snprintf(path, sizeof path, "%s/score", group);
+    rc = rs__h5w_array(w, path, RS_DT_F64, 1, dims, r->score, err);
+  }
+done:
+  free(doc);
+  free(score);
+  return rc;
+}
+
+rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *err)
+{
+  interner docs = {0};
+  judgments j = {0};
+  run_rows *runs = rs__calloc(cfg->n_runs ? cfg->n_runs : 1, sizeof *runs);
+  int32_t *perm = NULL, *final = NULL;
+  rs__h5w *w = NULL;
+  rs_code rc = runs ? RS_OK : rs__fail(err, RS_NOMEM, "out of memory");
+  if (rc) return rc;
+  for (size_t i = 0; i < cfg->n_runs; i++)
+    for (size_t k = 0; k < i; k++)
+      if (strcmp(cfg->runs[i].name, cfg->runs[k].name) == 0) {
+        rc = rs__fail(err, RS_USAGE, "run name '%s' is given twice (%s and %s)", cfg->runs[i].name, cfg->runs[k].path,
+                      cfg->runs[i].path);
+        goto done;
+      }
+  if (cfg->qrels_path) rc = judgments_from_qrels(cfg->qrels_path, &docs, &j, err);
+  else rc = judgments_from_json(cfg->json_path, cfg->n_runs > 0, &docs, &j, err);
+  if (rc) goto done;
+  for (size_t i = 0; i < cfg->n_runs && !rc; i++) rc = read_run(cfg, &cfg->runs[i], &j, &docs, &runs[i], err);
+  if (rc) goto done;
+  if (docs.n > INT32_MAX) { rc = rs__fail(err, RS_UNSUPPORTED, "more than 2^31 - 1 distinct doc ids"); goto done; }
+
+  /* Doc numbers in strcmp order of the ids. */
+  perm = rs__malloc(rs__mul(docs.n ? docs.n : 1, sizeof *perm));
+  final = rs__malloc(rs__mul(docs.n ? docs.n : 1, sizeof *final));
+  if (!perm || !final) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  for (size_t i = 0; i < docs.n; i++) perm[i] = (int32_t)i;
+  sort_ids = docs.id;
+  qsort(perm, docs.n, sizeof *perm, cmp_id);
+  for (size_t i = 0; i < docs.n; i++) final[perm[i]] = (int32_t)i;
+
+  if ((rc = rs__h5w_create(out_path, 1, &w, err))) goto done;
+  if ((rc = rs__h5w_strings(w, "/queries/id", (const char *const *)j.qid, j.nq, 0, err))) goto done;
+  if (j.qtext && (rc = rs__h5w_strings(w, "/queries/text", (const char *const *)j.qtext, j.nq, 0, err))) goto done;
+  {
+    const char **sorted = rs__malloc(rs__mul(docs.n ? docs.n : 1, sizeof *sorted));
+    if (!sorted) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+    for (size_t i = 0; i < docs.n; i++) sorted[i] = docs.id[perm[i]];
+    rc = rs__h5w_strings(w, "/docs/id", sorted, docs.n, 0, err);
+    free(sorted);
+    if (rc) goto done;
+  }
+  const size_t nnz = (size_t)j.off[j.nq];
+  for (size_t k = 0; k < nnz; k++) j.doc[k] = final[j.doc[k]];
+  uint64_t dims[1] = {j.nq + 1};
+  if ((rc = rs__h5w_array(w, "/qrels/offsets", RS_DT_I64, 1, dims, j.off, err))) goto done;
+  dims[0] = nnz;
+  if ((rc = rs__h5w_array(w, "/qrels/doc", RS_DT_I32, 1, dims, j.doc, err)) ||
+      (rc = rs__h5w_array(w, "/qrels/grade", RS_DT_I32, 1, dims, j.grade, err)))
+    goto done;
+  for (size_t i = 0; i < cfg->n_runs && !rc; i++) rc = write_run(w, &cfg->runs[i], &runs[i], j.nq, final, err);
+  if (rc) goto done;
+  rc = rs__h5w_commit(w, err);
+  w = NULL;
+done:
+  rs__h5w_abort(w);
+  for (size_t i = 0; i < cfg->n_runs; i++) run_rows_free(&runs[i]);
+  free(runs);
+  free(perm);
+  free(final);
+  judgments_free(&j);
+  interner_free(&docs);
+  return rc;
+}

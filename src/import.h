@@ -1,0 +1,37 @@
+/* import.h: TREC files and JSON evaluation sets -> a corpus (internal).
+ *
+ * The judgments come from TREC qrels or from the seeds' JSON format
+ * (evalset.h).  Queries are written in trec_eval's order (strcmp of the
+ * ids), so sums over queries run in the order trec_eval sums them and the
+ * corpus evaluates to trec_eval's bits.  Doc ids (from the qrels and every
+ * run) are interned and written in strcmp order to /docs/id.  Each run's
+ * ranking of a judged query is stored in trec_eval's order (score
+ * descending, ties by docno descending) with its float64 scores; topics the
+ * qrels do not judge are dropped, as trec_eval ignores them.  Runs are
+ * stored dense [nq, K] unless padding would take more than half the space,
+ * then in CSR form. */
+#ifndef RAGSWEEP_IMPORT_H
+#define RAGSWEEP_IMPORT_H
+
+#include <stddef.h>
+
+#include "corpus.h"
+
+typedef struct rs__import_run {
+  const char *name;
+  const char *path; /* TREC run (plain or gzip) */
+  rs__attr *attrs;  /* configuration attributes to store */
+  size_t n_attrs;
+} rs__import_run;
+
+typedef struct rs__import_cfg {
+  const char *qrels_path; /* TREC qrels, or NULL */
+  const char *json_path;  /* JSON evaluation set, or NULL (exactly one is set) */
+  const rs__import_run *runs;
+  size_t n_runs;
+  int threads;
+} rs__import_cfg;
+
+rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *err);
+
+#endif

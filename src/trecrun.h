@@ -1,0 +1,26 @@
+/* trecrun.h: a TREC run's rankings, as trec_eval builds them (internal).
+ *
+ * rs__te_rankings reads a run with the trec_eval engine (streaming, all
+ * threads) and, for every topic of the qrels that the run ranks, calls fn
+ * with the topic's ranking in trec_eval's order (score descending, ties by
+ * docno descending), duplicates rejected as trec_eval rejects them.  doc,
+ * doc_len and score are indexed by order[0..n); they are valid during the
+ * call only.  fn is called from several threads at once, never twice for
+ * a topic.  Topics the qrels do not judge are skipped, as trec_eval skips
+ * them; topic indexes follow the qrels' strcmp order (rs__qrels_read). */
+#ifndef RAGSWEEP_TRECRUN_H
+#define RAGSWEEP_TRECRUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+typedef void (*rs__ranking_fn)(void *ctx, size_t topic, const char *const *doc, const uint32_t *doc_len,
+                               const double *score, const uint32_t *order, size_t n);
+
+/* runid (optional) receives the run tag (malloc'd). */
+rs_code rs__te_rankings(const char *qrels_path, const char *run_path, int threads, rs__ranking_fn fn, void *ctx,
+                        char **runid, rs_error *err);
+
+#endif
