@@ -1,0 +1,55 @@
+/* evalset.h: the seeds' JSON evaluation-set format (internal).
+ *
+ *   {"queries": [{"id": "q1", "query": "text",
+ *                 "relevant_doc_ids": ["d1", "d2"],
+ *                 "graded_relevance": {"d1": 2, "d3": 1}}, ...]}
+ *
+ * A doc in relevant_doc_ids has grade 1 unless graded_relevance gives its
+ * grade; graded_relevance may also judge docs that relevant_doc_ids does
+ * not list (a grade of 0 judges a doc non-relevant).  "query",
+ * "relevant_doc_ids" and "graded_relevance" are optional; "id" is required
+ * and may be a string or an integer.  src/evalset_json.c is the only file
+ * that includes <json-c/json.h>. */
+#ifndef RAGSWEEP_EVALSET_H
+#define RAGSWEEP_EVALSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+typedef struct rs__evalset {
+  size_t n_queries;
+  char **query_id;   /* [n_queries], in file order, unique */
+  char **query_text; /* [n_queries], "" when absent */
+  /* Judgments, CSR by query in file order: query i owns [off[i], off[i+1]).
+   * Within a query, docs are unique and in first-appearance order
+   * (relevant_doc_ids first, then graded_relevance keys in file order). */
+  size_t *off;       /* [n_queries + 1] */
+  char **doc_id;     /* [off[n_queries]] */
+  int32_t *grade;    /* [off[n_queries]] */
+} rs__evalset;
+
+/* Reads and validates path.  Errors (RS_IO, RS_FORMAT, RS_DUPLICATE) name
+ * the file and the query (by index and id) and say what was expected and
+ * what was found: not JSON, no "queries" array, a query without "id", a
+ * duplicate query id, a non-string doc id, a grade that is not an integer
+ * in int32 range, a doc graded twice with different grades.
+ *
+ * Details: the file is strict JSON (json-c's strict mode; a UTF-8 byte order
+ * mark is skipped; anything but white space after the top-level object is
+ * an error).  An integer id is written in decimal, so 7 and "7" are the same
+ * id (RS_DUPLICATE); integer ids must lie strictly inside the int64 range.
+ * Ids and doc ids must be non-empty and free of NUL.  A grade must be a JSON
+ * integer (2.0 is refused) in [INT32_MIN + 1, INT32_MAX]: INT32_MIN marks
+ * "not judged" in the qrels tables.  A null "query", "relevant_doc_ids" or
+ * "graded_relevance" counts as absent; other keys are ignored.  A key
+ * repeated in an object (json-c would keep the last silently) is an error
+ * unless both values are written identically: a doc graded twice
+ * differently is RS_DUPLICATE, a repeated "id", "query", "relevant_doc_ids",
+ * "graded_relevance" or top-level "queries" is RS_FORMAT.  Listing a doc
+ * twice in relevant_doc_ids is one judgment.  *out is set only on success. */
+rs_code rs__evalset_read(const char *path, rs__evalset **out, rs_error *err);
+void rs__evalset_free(rs__evalset *s);
+
+#endif
