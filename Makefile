@@ -23,7 +23,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps build test check asan serial bench clean install
+.PHONY: all deps build demo test check asan serial bench clean install
 all: deps
 	@$(MAKE) --no-print-directory build
 
@@ -55,6 +55,17 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
+# The README's first command: a 20k-query x 24-configuration sweep, generated
+# (seeded) on first use, then scored; prints the leaderboard and the CSVs.
+DEMO_CORPUS = $(BUILD)/demo/corpus.h5
+demo: deps
+	@$(MAKE) --no-print-directory build
+	@if [ ! -f $(DEMO_CORPUS) ]; then \
+	  mkdir -p $(BUILD)/demo && \
+	  echo "generating $(DEMO_CORPUS): 20000 queries x 24 configurations (model x chunk x reranker)" && \
+	  $(BUILD)/gen_sweep -o $(DEMO_CORPUS) --queries 20000 --k 100 --seed 42; fi
+	$(BUILD)/ragsweep eval $(DEMO_CORPUS) -o out/demo --per-query
+
 # The tests run the OpenMP build and compare it with the serial reference
 # build (RAGSWEEP_SERIAL_BIN); the conformance data is read in ../shared.
 test: deps
@@ -75,6 +86,7 @@ asan: deps
 bench: deps
 	@$(MAKE) --no-print-directory BUILD=build-bench OPT="-O3 -g -DNDEBUG" build
 	bench/run.sh build-bench
+	bench/sweep.sh build-bench
 
 clean:
 	rm -rf build build-*

@@ -496,3 +496,47 @@ Test(names, canonical)
   const char *p[] = {"P"}; /* trec_eval's P: its default cutoffs */
   cr_expect_str_eq(names_of(p, 1), "P@5 P@10 P@15 P@20 P@30 P@100 P@200 P@500 P@1000");
 }
+
+/* --- import from the JSON evaluation-set format -------------------------------------- */
+
+Test(import, json_eval_set_with_a_trec_run)
+{
+  char *dir = fresh_dir(), *corpus = join(dir, "c.h5"), *out = join(dir, "out");
+  const char *json = th_write_temp(1, "set.json",
+                                   "{\"queries\": ["
+                                   "{\"id\": \"q2\", \"query\": \"second\", \"relevant_doc_ids\": [\"a\"]},"
+                                   "{\"id\": \"q1\", \"query\": \"first\", \"relevant_doc_ids\": [\"b\", \"c\"],"
+                                   " \"graded_relevance\": {\"c\": 3, \"z\": 0}},"
+                                   "{\"id\": 7, \"query\": \"no judgments\"}]}");
+  const char *run = th_write_temp(2, "run.txt",
+                                  "q1 Q0 z 1 9 r\nq1 Q0 c 2 8 r\nq1 Q0 x 3 7 r\nq2 Q0 y 1 5 r\nq2 Q0 a 2 5 r\n");
+  char runarg[4200];
+  snprintf(runarg, sizeof runarg, "dense=%s", run);
+  char *imp[] = {(char *)th_bin(), "import", "-o", corpus, "--json", (char *)json, runarg,
+                 "--attr", "dense:model=m1", "--attr", "dense:top_k=3", NULL};
+  th_result r = th_run(NULL, imp, NULL, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  th_free(&r);
+  r = ragsweep("check", corpus, NULL, NULL, NULL, NULL, NULL, NULL);
+  cr_expect_eq(r.status, 0, "%s", r.out);
+  cr_expect(strstr(r.out, "3 queries, 2 judged; 6 docs; 4 judgments; 1 runs"), "%s", r.out);
+  cr_expect(strstr(r.out, "model=m1 top_k=3"), "%s", r.out);
+  th_free(&r);
+  char *ev[] = {(char *)th_bin(), "eval", corpus, "-o", out, "-m", "RR", "-m", "NumRel", "--quiet", NULL};
+  r = th_run(NULL, ev, NULL, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  /* q1: z (grade 0) then c (3): RR 1/2; q2: y and a tie at 5, docno descending puts y first: RR 1/2 */
+  char *agg = join(out, "aggregate.csv");
+  cr_expect_eq(agg_value(agg, "dense", "RR"), 0.5);
+  cr_expect_eq(agg_value(agg, "dense", "NumRel"), 3);
+  char *head = th_slurp(agg, NULL);
+  cr_expect(strncmp(head, "run,model,top_k,measure,value\ndense,m1,3,RR,0.5\n", 46) == 0, "%s", head);
+  th_free(&r);
+  /* a JSON error names the file and the query */
+  const char *bad = th_write_temp(3, "bad.json", "{\"queries\": [{\"id\": \"q1\", \"relevant_doc_ids\": [1]}]}");
+  char *imp2[] = {(char *)th_bin(), "import", "-o", corpus, "--json", (char *)bad, NULL};
+  r = th_run(NULL, imp2, NULL, NULL);
+  cr_expect_eq(r.status, 2);
+  cr_expect(strstr(r.err, "bad.json") && strstr(r.err, "q1"), "%s", r.err);
+  th_free(&r);
+}

@@ -1,0 +1,91 @@
+#!/bin/sh
+# bench/sweep.sh BUILD_DIR: end-to-end timing of `ragsweep eval` on HDF5
+# corpora made by gen_sweep (seeded), whole process, with peak RSS, at every
+# thread count; every thread count must write the same aggregate.csv bytes.
+# Beside each figure, a read-through of the same HDF5 bytes (dd from the
+# page cache) gives the machine's floor for that workload.
+# Workloads (BENCH_SWEEPS): "1M" = 1M queries x 100 docs x 1 run; "100x100k"
+# = 100 runs x 100k queries x 100 docs (8 GB, in 10 run files); "10kx1000" =
+# 10k queries x 1000 docs x 1 run; "nq" = 1 run x 100 docs at 100k, 300k and
+# 1M queries, to show that peak RSS does not follow the run's size.
+set -eu
+BUILD=${1:-build-bench}
+SWEEPS=${BENCH_SWEEPS:-1M 100x100k 10kx1000 nq}
+REPEAT=${BENCH_REPEAT:-3}
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(dirname "$HERE")
+BIN="$ROOT/$BUILD/ragsweep"
+GEN="$ROOT/$BUILD/gen_sweep"
+WORK=${BENCH_WORK:-$HERE/work}
+OUT="$HERE/results/sweep_hdf5.csv"
+MEASURES=${BENCH_MEASURES:-}   # empty: eval's default set
+
+[ -x "$BIN" ] && [ -x "$GEN" ] || { echo "bench: build $BUILD first (make bench)" >&2; exit 1; }
+RAGSWEEP_WITH_BENCH=1 "$ROOT/scripts/install-deps.sh" # GNU time
+cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //; s/,/ /g')
+cores=$(nproc)
+date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+mkdir -p "$WORK" "$HERE/results"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+[ -f "$OUT" ] || echo "date,cpu,cores,workload,queries,docs_per_query,runs,bytes,threads,median_s,best_s,peak_rss_mb,pairs_per_s,readthrough_s" >"$OUT"
+
+# make NAME NQ K RUNS RUNS_PER_FILE: generates once, prints the files
+make_corpus() {
+  d="$WORK/$1"
+  if [ ! -f "$d/.done" ]; then
+    rm -rf "$d" && mkdir -p "$d"
+    if [ "$5" = 0 ]; then
+      "$GEN" -o "$d/c.h5" --queries "$2" --k "$3" --docs 2000000 --runs "$4" --grid "model=bge-small" >&2
+    else
+      "$GEN" -o "$d/c.h5" --queries "$2" --k "$3" --docs 2000000 --runs "$4" --runs-per-file "$5" >&2
+    fi
+    touch "$d/.done"
+  fi
+  ls "$d"/c.h5 "$d"/c_runs_*.h5 2>/dev/null || true
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+bench_one() { # NAME NQ K RUNS RUNS_PER_FILE
+  files=$(make_corpus "$@" | tr '\n' ' ')
+  bytes=$(du -cb $files | tail -1 | cut -f1)
+  pairs=$(( $2 * $3 * $4 ))
+  # floor: read the same bytes once more from the page cache
+  s=$(date +%s.%N); cat $files >/dev/null; e=$(date +%s.%N)
+  read_s=$(echo "$e - $s" | bc -l)
+  t=1
+  ref=""
+  while [ "$t" -le "$cores" ]; do
+    times=""; rss=0; i=0
+    while [ "$i" -lt "$REPEAT" ]; do
+      rm -rf "$tmp/out"
+      # shellcheck disable=SC2086
+      /usr/bin/time -f '%e %M' -o "$tmp/time" "$BIN" eval $files -o "$tmp/out" --threads "$t" --quiet --top 0 $MEASURES >/dev/null
+      set -- $(cat "$tmp/time") "$@"
+      times="$times $1"; [ "$2" -gt "$rss" ] && rss=$2
+      shift 2
+      i=$((i + 1))
+    done
+    if [ -z "$ref" ]; then cp "$tmp/out/aggregate.csv" "$tmp/ref.csv"; ref=1
+    elif ! cmp -s "$tmp/out/aggregate.csv" "$tmp/ref.csv"; then echo "bench: $1 differs at $t threads" >&2; exit 1; fi
+    med=$(echo $times | tr ' ' '\n' | median)
+    best=$(echo $times | tr ' ' '\n' | sort -n | head -1)
+    pps=$(echo "$pairs / $med" | bc)
+    printf '%-10s %4s runs %7s q %5s k %3s thr  median %7.2f s  best %7.2f s  %6d MB  %6.1f Mpairs/s  read-through %5.2f s (%4.1fx)\n' \
+      "$1" "$4" "$2" "$3" "$t" "$med" "$best" $((rss / 1024)) "$(echo "$pps / 1000000" | bc -l)" "$read_s" "$(echo "$med / $read_s" | bc -l)"
+    echo "$date,$cpu,$cores,$1,$2,$3,$4,$bytes,$t,$med,$best,$((rss / 1024)),$pps,$read_s" >>"$OUT"
+    t=$((t + 1))
+  done
+}
+
+echo "machine: $cpu, $cores cores; $(date -u)"
+for w in $SWEEPS; do
+  case "$w" in
+  1M) bench_one 1M 1000000 100 1 0 ;;
+  100x100k) bench_one 100x100k 100000 100 100 10 ;;
+  10kx1000) bench_one 10kx1000 10000 1000 1 0 ;;
+  nq) for n in 100000 300000 1000000; do bench_one "nq$n" "$n" 100 1 0; done ;;
+  *) echo "bench: unknown workload $w" >&2; exit 1 ;;
+  esac
+done
