@@ -47,6 +47,7 @@ typedef struct {
   uint32_t gen;
   rs__spec_scratch ss;
   int has_ss;
+  char pad[128]; /* keeps a thread's gen and pointers off its neighbour's cache lines */
 } thread_state;
 
 typedef struct {
@@ -61,6 +62,7 @@ typedef struct {
   size_t *lv_off;
   int32_t *lv_grade;
   uint32_t *lv_count;
+  int32_t *id_rank; /* see rank_before */
   thread_state *ts;
   batch b[2];
   batch *cur, *next;
@@ -110,6 +112,35 @@ static rs_code build_levels(engine *e, rs_error *err)
    * huge grades still evaluate exactly with default gains). */
   if (range > ((size_t)1 << 16)) range = (size_t)1 << 16;
   e->max_levels = range > distinct ? range : distinct;
+  return RS_OK;
+}
+
+static const rs__corpus *rank_corpus; /* qsort has no context argument in C11 */
+static int cmp_doc_id(const void *a, const void *b)
+{
+  return strcmp(rank_corpus->doc_id[*(const int32_t *)a], rank_corpus->doc_id[*(const int32_t *)b]);
+}
+
+/* NULL in *out when /docs/id is absent or already in strcmp order (import
+ * and gen_sweep write it so): ties then compare doc indexes directly. */
+static rs_code build_id_rank(const rs__corpus *c, int32_t **out, rs_error *err)
+{
+  *out = NULL;
+  size_t i = 1;
+  while (c->has_docs && i < c->nd && strcmp(c->doc_id[i - 1], c->doc_id[i]) < 0) i++;
+  if (!c->has_docs || i >= c->nd) return RS_OK;
+  int32_t *perm = rs__malloc(rs__mul(c->nd, sizeof *perm)), *rank = rs__malloc(rs__mul(c->nd, sizeof *rank));
+  if (!perm || !rank) {
+    free(perm);
+    free(rank);
+    return rs__fail(err, RS_NOMEM, "out of memory for %zu doc ids", c->nd);
+  }
+  for (size_t d = 0; d < c->nd; d++) perm[d] = (int32_t)d;
+  rank_corpus = c;
+  qsort(perm, c->nd, sizeof *perm, cmp_doc_id);
+  for (size_t r = 0; r < c->nd; r++) rank[perm[r]] = (int32_t)r; /* equal ids cannot tie a ranking: no dups */
+  free(perm);
+  *out = rank;
   return RS_OK;
 }
 
@@ -169,22 +200,35 @@ static int decimal_cmp(int32_t a, int32_t b)
   return strcmp(x, y);
 }
 
-/* trec_eval's order: score descending, then doc id descending. */
-static inline int rank_before(const rs__corpus *c, const int32_t *doc, const double *score, uint32_t x, uint32_t y)
+/* trec_eval's order: score descending, then doc id descending.  id_rank
+ * places each doc id in strcmp order, so that breaking a tie is an integer
+ * comparison (NULL: the ids are already in that order). */
+static inline int rank_before(const rs__corpus *c, const int32_t *id_rank, const int32_t *doc, const double *score,
+                              uint32_t x, uint32_t y)
 {
   if (score[x] != score[y]) return score[x] > score[y] ? -1 : 1;
-  int s = c->has_docs ? strcmp(c->doc_id[doc[y]], c->doc_id[doc[x]]) : decimal_cmp(doc[y], doc[x]);
-  return s;
+  if (!c->has_docs) return decimal_cmp(doc[y], doc[x]);
+  const int32_t a = id_rank ? id_rank[doc[x]] : doc[x], b = id_rank ? id_rank[doc[y]] : doc[y];
+  return (b > a) - (b < a);
 }
 
-static void sort_ranking(const rs__corpus *c, const int32_t *doc, const double *score, uint32_t *ord, uint32_t *tmp,
+static void sort_ranking(const rs__corpus *c, const int32_t *id_rank, const int32_t *doc, const double *score, uint32_t *ord, uint32_t *tmp,
                          size_t n)
 {
+  if (n <= 256) { /* stored rankings are nearly sorted (ties out of order): insertion sort is O(n + swaps) */
+    for (size_t i = 1; i < n; i++) {
+      const uint32_t x = ord[i];
+      size_t j = i;
+      while (j > 0 && rank_before(c, id_rank, doc, score, ord[j - 1], x) > 0) ord[j] = ord[j - 1], j--;
+      ord[j] = x;
+    }
+    return;
+  }
   for (size_t w = 1; w < n; w *= 2) { /* stable bottom-up merge sort */
     for (size_t lo = 0; lo < n; lo += 2 * w) {
       size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
       size_t i = lo, j = mid, k = lo;
-      while (i < mid && j < hi) tmp[k++] = rank_before(c, doc, score, ord[i], ord[j]) <= 0 ? ord[i++] : ord[j++];
+      while (i < mid && j < hi) tmp[k++] = rank_before(c, id_rank, doc, score, ord[i], ord[j]) <= 0 ? ord[i++] : ord[j++];
       while (i < mid) tmp[k++] = ord[i++];
       while (j < hi) tmp[k++] = ord[j++];
     }
@@ -236,8 +280,8 @@ static void score_row(void *vctx, size_t row, int tid)
   for (size_t j = 0; j < n; j++) ord[j] = (uint32_t)j;
   if (score && !e->cfg->ties_stored && qa < qb) {
     int sorted = 1;
-    for (size_t j = 1; j < n && sorted; j++) sorted = rank_before(c, doc, score, ord[j - 1], ord[j]) <= 0;
-    if (!sorted) sort_ranking(c, doc, score, ord, t->tmp, n);
+    for (size_t j = 1; j < n && sorted; j++) sorted = rank_before(c, e->id_rank, doc, score, ord[j - 1], ord[j]) <= 0;
+    if (!sorted) sort_ranking(c, e->id_rank, doc, score, ord, t->tmp, n);
   }
 
   /* Join against the qrels and catch repeated docs in one table. */
@@ -444,6 +488,7 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
     if (!results[r].value || !sums[r]) rc = rs__fail(err, RS_NOMEM, "out of memory");
   }
   if (!rc) rc = build_levels(&e, err);
+  if (!rc) rc = build_id_rank(c, &e.id_rank, err);
   if (!rc && !(e.ts = rs__calloc((size_t)e.threads, sizeof *e.ts))) rc = rs__fail(err, RS_NOMEM, "out of memory");
   if (rc) goto done;
 
@@ -484,6 +529,7 @@ done:
   free(e.ts);
   free_batch(&e.b[0]);
   free_batch(&e.b[1]);
+  free(e.id_rank);
   free(e.lv_off);
   free(e.lv_grade);
   free(e.lv_count);
