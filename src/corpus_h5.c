@@ -463,7 +463,7 @@ static rs_code open_run(rs__h5file *f, hid_t runs, const char *name, size_t nq, 
     rc = w.rc ? w.rc : rs__fail(err, RS_IO, "%s:%s: cannot list the attributes", f->path, shown);
     goto done;
   }
-  qsort(w.a, w.n, sizeof *w.a, cmp_attr);
+  if (w.n) qsort(w.a, w.n, sizeof *w.a, cmp_attr);
   r->attrs = w.a;
   r->n_attrs = w.n;
 done:

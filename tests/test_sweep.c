@@ -21,18 +21,28 @@
 
 /* --- fixtures ------------------------------------------------------------------ */
 
+/* Paths live in a ring of static buffers: tests build many and free none
+ * (the leak checker of `make asan` runs on the test process too). */
+static char *ring_slot(void)
+{
+  static char ring[64][4096];
+  static unsigned next;
+  return ring[next++ % 64];
+}
+
 static char *fresh_dir(void)
 {
-  char *d = strdup("/tmp/ragsweep-test-XXXXXX");
+  char *d = ring_slot();
+  strcpy(d, "/tmp/ragsweep-test-XXXXXX");
   cr_assert(mkdtemp(d), "mkdtemp");
   return d;
 }
 
 static char *join(const char *dir, const char *name)
 {
-  char *p = malloc(strlen(dir) + strlen(name) + 2);
-  sprintf(p, "%s/%s", dir, name);
-  return p;
+  char buf[4096], *p = ring_slot();
+  snprintf(buf, sizeof buf, "%s/%s", dir, name);
+  return strcpy(p, buf);
 }
 
 static int exists(const char *path)
@@ -185,6 +195,8 @@ Test(eval, hand_computed_values)
   cr_expect(strstr(pq, "run,query,measure,value\nsys,q1,P@1,0\nsys,q1,P@2,0.5\n"), "%.200s", pq);
   cr_expect(!strstr(pq, "q3"), "the unjudged query is not evaluated");
   cr_expect(strstr(r.out, "sys"), "leaderboard: %s", r.out);
+  free(lat);
+  free(pq);
   th_free(&r);
 }
 
@@ -357,6 +369,7 @@ Test(csv, awkward_ids_are_quoted)
                        "sys,\"q,1\",P@1,0\n"
                        "sys,\"say \"\"hi\"\"\nthere\",P@1,1\n"
                        "sys,café,P@1,1\n");
+  free(pq);
   th_free(&r);
 }
 
@@ -408,20 +421,24 @@ Test(determinism, same_bytes_at_any_thread_count)
     cr_expect_str_eq(agg, first_agg, "aggregate.csv differs at %s threads", threads[t]);
     cr_expect(strcmp(pq, first_pq) == 0, "per_query.csv differs at %s threads", threads[t]);
     cr_expect_str_eq(lat, first_lat, "latency.csv differs at %s threads", threads[t]);
+    free(agg);
+    free(pq);
+    free(lat);
   }
   /* 24 runs x (7 values + 3 counts) rows plus the header */
   size_t lines = 0;
   for (const char *p = first_agg; *p; p++) lines += *p == '\n';
   cr_expect_eq(lines, 1 + 24 * 10);
+  free(first_agg);
+  free(first_pq);
+  free(first_lat);
 }
 
 /* --- h5py corpus vs an independent implementation ---------------------------------- */
 
 Test(independent, h5py_corpus_matches_python_reference, .timeout = 120)
 {
-  char script[4096];
-  snprintf(script, sizeof script, "%s", th_bin());
-  /* build/ragsweep -> tests/indep/h5py_check.py from the repository root */
+  /* run from the repository root, as make test does */
   char *argv[] = {"/usr/bin/python3", "tests/indep/h5py_check.py", (char *)th_bin(), NULL};
   th_result r = th_run(NULL, argv, NULL, NULL);
   cr_expect_eq(r.status, 0, "h5py_check.py failed:\n%s\n%s", r.out, r.err);
@@ -473,9 +490,11 @@ Test(names, canonical)
 {
   const char *a[] = {"nDCG@{10,1,3}", "R@1..3", "P(rel=2)@5", "nDCG(gain=exp)@10", "ndcg_cut.5,20", "P.5",
                      "map", "recip_rank", "MRR@10", "HitRate@5", "iprec_at_recall.0.5", "NumRet", "P@5"};
-  cr_expect_str_eq(names_of(a, sizeof a / sizeof *a),
+  char *got_a = names_of(a, sizeof a / sizeof *a);
+  cr_expect_str_eq(got_a,
                    "nDCG@1 nDCG@3 nDCG@10 R@1 R@2 R@3 P(rel=2)@5 nDCG(gain=exp)@10 nDCG@5 nDCG@20 P@5 AP RR RR@10 "
                    "Success@5 iprec_at_recall_0.50 NumRet");
+  free(got_a);
   const struct { const char *name, *msg; } bad[] = {
       {"P", "NOT AN ERROR"},
       {"R", "R needs a cutoff, e.g. R@10"},
@@ -494,7 +513,9 @@ Test(names, canonical)
     free(got);
   }
   const char *p[] = {"P"}; /* trec_eval's P: its default cutoffs */
-  cr_expect_str_eq(names_of(p, 1), "P@5 P@10 P@15 P@20 P@30 P@100 P@200 P@500 P@1000");
+  char *got_p = names_of(p, 1);
+  cr_expect_str_eq(got_p, "P@5 P@10 P@15 P@20 P@30 P@100 P@200 P@500 P@1000");
+  free(got_p);
 }
 
 /* --- import from the JSON evaluation-set format -------------------------------------- */
@@ -531,6 +552,7 @@ Test(import, json_eval_set_with_a_trec_run)
   cr_expect_eq(agg_value(agg, "dense", "NumRel"), 3);
   char *head = th_slurp(agg, NULL);
   cr_expect(strncmp(head, "run,model,top_k,measure,value\ndense,m1,3,RR,0.5\n", 46) == 0, "%s", head);
+  free(head);
   th_free(&r);
   /* a JSON error names the file and the query */
   const char *bad = th_write_temp(3, "bad.json", "{\"queries\": [{\"id\": \"q1\", \"relevant_doc_ids\": [1]}]}");

@@ -289,7 +289,10 @@ int rs_cli_eval(int argc, char **argv)
       {"batch-docs", required_argument, 0, OPT_BATCH}, {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   const char *out_dir = NULL;
-  const char **measures = calloc((size_t)argc + 1, sizeof *measures);
+  static const char *const defaults[] = {RS_DEFAULT_MEASURES};
+  const size_t n_defaults = sizeof defaults / sizeof *defaults;
+  /* room for every -m, or for the default set */
+  const char **measures = calloc((size_t)argc + n_defaults + 1, sizeof *measures);
   size_t n_measures = 0;
   int per_query = 0, quiet = 0;
   long threads = 0, top = 10, batch_docs = 0;
@@ -353,10 +356,8 @@ int rs_cli_eval(int argc, char **argv)
   size_t max_k = 0;
   for (size_t i = 0; i < in.n_runs; i++)
     if (!in.runs[i]->csr && in.runs[i]->k > max_k) max_k = in.runs[i]->k;
-  static const char *const defaults[] = {RS_DEFAULT_MEASURES};
-  if (n_measures == 0) {
-    for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++) measures[n_measures++] = defaults[i];
-  }
+  if (n_measures == 0)
+    for (size_t i = 0; i < n_defaults; i++) measures[n_measures++] = defaults[i];
   if ((rc = rs__spec_build(measures, n_measures, max_k ? max_k : 1000, &spec, &err))) goto fail;
   if (mkdir_p(out_dir) != 0) {
     rc = rs__fail(&err, RS_IO, "%s: cannot create the output folder: %s", out_dir, strerror(errno));
