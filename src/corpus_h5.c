@@ -6,6 +6,7 @@
  * file and the dataset. */
 #define _POSIX_C_SOURCE 200809L
 #include "corpus.h"
+#include "numparse.h"
 
 #include <hdf5.h>
 #include <inttypes.h>
@@ -244,16 +245,6 @@ done:
 
 /* --- attributes ---------------------------------------------------------- */
 
-static char *format_double(double v)
-{
-  char buf[40];
-  for (int prec = 15; prec <= 17; prec++) {
-    snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (strtod(buf, NULL) == v) break;
-  }
-  return strdup(buf);
-}
-
 typedef struct {
   const char *file;
   const char *group;
@@ -321,7 +312,9 @@ static herr_t collect_attr(hid_t loc, const char *name, const H5A_info_t *info, 
     if (H5Aread(at, H5T_NATIVE_DOUBLE, &v) < 0) goto ioerr;
     a.kind = RS_ATTR_FLOAT;
     a.num = v;
-    if (!(a.text = format_double(v))) goto nomem;
+    char buf[32];
+    rs__format_double(v, buf);
+    if (!(a.text = strdup(buf))) goto nomem;
   }
   if (w->n == w->cap) {
     size_t cap = w->cap ? 2 * w->cap : 8;

@@ -265,41 +265,54 @@ static void run_rows_free(run_rows *r)
 static char **sort_ids; /* qsort has no context argument in C11 */
 static int cmp_id(const void *a, const void *b) { return strcmp(sort_ids[*(const int32_t *)a], sort_ids[*(const int32_t *)b]); }
 
-/* Reads one run, maps its topics to query rows, interns its doc ids. */
-static rs_code read_run(const rs__import_cfg *cfg, const rs__import_run *ir, const judgments *j, interner *docs,
-                        run_rows *out, rs_error *err)
+/* The query row of every topic of the qrels file the runs are read
+ * against (rs__te_rankings numbers topics in that file's strcmp order);
+ * computed once for all runs. */
+static rs_code map_topics(const judgments *j, size_t **row_of, size_t *n_topics, rs_error *err)
 {
   rs__qrels *q = NULL;
-  collect_ctx cc = {0};
-  size_t n_topics = 0;
-  /* Topic indexes of rs__te_rankings follow the qrels file's strcmp order. */
   rs_code rc = rs__qrels_read(j->qrels_for_runs, &q, err);
   if (rc) return rc;
-  n_topics = q->n_topics;
-  if (!(cc.t = rs__calloc(n_topics ? n_topics : 1, sizeof *cc.t))) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
-  if ((rc = rs__te_rankings(j->qrels_for_runs, ir->path, cfg->threads, collect, &cc, NULL, err))) goto done;
-  memset(out, 0, sizeof *out);
-  size_t total = 0;
-  size_t *row_of = rs__malloc(rs__mul(n_topics ? n_topics : 1, sizeof *row_of));
-  if (!row_of) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
-  for (size_t t = 0; t < n_topics; t++) {
-    if (cc.t[t].oom) { free(row_of); rc = rs__fail(err, RS_NOMEM, "%s: out of memory", ir->path); goto done; }
-    total += cc.t[t].n;
-    /* the qrels file's topics are the judged queries, in the same order */
+  size_t *rows = rs__malloc(rs__mul(q->n_topics ? q->n_topics : 1, sizeof *rows));
+  if (!rows) {
+    rs__qrels_free(q);
+    return rs__fail(err, RS_NOMEM, "out of memory");
+  }
+  for (size_t t = 0; t < q->n_topics; t++) { /* the file's topics are judged queries, in the same order */
     size_t lo = 0, hi = j->nq;
     while (lo < hi) {
       size_t mid = (lo + hi) / 2;
       if (strcmp(j->qid[mid], q->topic_id[t]) < 0) lo = mid + 1;
       else hi = mid;
     }
-    row_of[t] = lo;
+    rows[t] = lo;
+  }
+  *row_of = rows;
+  *n_topics = q->n_topics;
+  rs__qrels_free(q);
+  return RS_OK;
+}
+
+/* Reads one run, puts its topics in their query rows, interns its doc ids. */
+static rs_code read_run(const rs__import_cfg *cfg, const rs__import_run *ir, const judgments *j,
+                        const size_t *row_of, size_t n_topics, interner *docs, run_rows *out, rs_error *err)
+{
+  collect_ctx cc = {0};
+  rs_code rc = RS_OK;
+  if (!(cc.t = rs__calloc(n_topics ? n_topics : 1, sizeof *cc.t))) return rs__fail(err, RS_NOMEM, "out of memory");
+  if ((rc = rs__te_rankings(j->qrels_for_runs, ir->path, cfg->threads, collect, &cc, NULL, err))) goto done;
+  memset(out, 0, sizeof *out);
+  size_t total = 0;
+  for (size_t t = 0; t < n_topics; t++) {
+    if (cc.t[t].oom) { rc = rs__fail(err, RS_NOMEM, "%s: out of memory", ir->path); goto done; }
+    total += cc.t[t].n;
   }
   out->off = rs__calloc(j->nq + 1, sizeof *out->off);
   out->doc = rs__malloc(rs__mul(total, sizeof *out->doc));
   out->score = rs__malloc(rs__mul(total, sizeof *out->score));
-  if (!out->off || !out->doc || !out->score) { free(row_of); rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  if (!out->off || !out->doc || !out->score) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
   size_t *len = rs__calloc(j->nq ? j->nq : 1, sizeof *len);
-  if (!len) { free(row_of); rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  if (!len) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
   for (size_t t = 0; t < n_topics; t++) len[row_of[t]] = cc.t[t].n;
   for (size_t i = 0; i < j->nq; i++) {
     out->off[i + 1] = out->off[i] + (int64_t)len[i];
@@ -319,14 +332,12 @@ static rs_code read_run(const rs__import_cfg *cfg, const rs__import_run *ir, con
     }
   }
   free(len);
-  free(row_of);
 done:
   for (size_t t = 0; cc.t && t < n_topics; t++) {
     free(cc.t[t].ids);
     free(cc.t[t].score);
   }
   free(cc.t);
-  rs__qrels_free(q);
   if (rc) run_rows_free(out);
   return rc;
 }
@@ -384,6 +395,7 @@ rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *er
   judgments j = {0};
   run_rows *runs = rs__calloc(cfg->n_runs ? cfg->n_runs : 1, sizeof *runs);
   int32_t *perm = NULL, *final = NULL;
+  size_t *row_of = NULL, n_topics = 0;
   rs__h5w *w = NULL;
   rs_code rc = runs ? RS_OK : rs__fail(err, RS_NOMEM, "out of memory");
   if (rc) return rc;
@@ -397,7 +409,9 @@ rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *er
   if (cfg->qrels_path) rc = judgments_from_qrels(cfg->qrels_path, &docs, &j, err);
   else rc = judgments_from_json(cfg->json_path, cfg->n_runs > 0, &docs, &j, err);
   if (rc) goto done;
-  for (size_t i = 0; i < cfg->n_runs && !rc; i++) rc = read_run(cfg, &cfg->runs[i], &j, &docs, &runs[i], err);
+  if (cfg->n_runs && (rc = map_topics(&j, &row_of, &n_topics, err))) goto done;
+  for (size_t i = 0; i < cfg->n_runs && !rc; i++)
+    rc = read_run(cfg, &cfg->runs[i], &j, row_of, n_topics, &docs, &runs[i], err);
   if (rc) goto done;
   if (docs.n > INT32_MAX) { rc = rs__fail(err, RS_UNSUPPORTED, "more than 2^31 - 1 distinct doc ids"); goto done; }
 
@@ -439,6 +453,7 @@ done:
   free(runs);
   free(perm);
   free(final);
+  free(row_of);
   judgments_free(&j);
   interner_free(&docs);
   return rc;

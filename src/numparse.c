@@ -1,6 +1,8 @@
-/* numparse.c: the slow path of rs__atof. */
+/* numparse.c: the slow path of rs__atof, and shortest round-trip printing. */
 #include "numparse.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,4 +22,20 @@ double rs__atof_slow(const char *s, size_t n)
   double v = strtod(big, NULL);
   free(big);
   return v;
+}
+
+void rs__format_double(double v, char buf[32])
+{
+  if (isnan(v)) {
+    strcpy(buf, "NaN");
+    return;
+  }
+  if (isinf(v)) {
+    strcpy(buf, v > 0 ? "inf" : "-inf");
+    return;
+  }
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(buf, 32, "%.*g", prec, v);
+    if (strtod(buf, NULL) == v) return;
+  }
 }

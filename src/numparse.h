@@ -14,6 +14,10 @@
 
 double rs__atof_slow(const char *s, size_t n);
 
+/* The shortest "%.{15,16,17}g" text of v that reads back as v ("NaN",
+ * "inf", "-inf" for the others): CSV values and numeric attributes. */
+void rs__format_double(double v, char buf[32]);
+
 static inline double rs__atof(const char *s, size_t n)
 {
   static const double pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,

@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "output_csv.h"
 
+#include "numparse.h"
+
 #include <csv.h>
 #include <errno.h>
 #include <math.h>
@@ -50,22 +52,6 @@ void rs__csv_str(rs__csv *w, const char *s)
   if (w->n_fields++) fputc(',', w->f);
   if (needs_quotes(s)) csv_fwrite(w->f, s, strlen(s)); /* quotes it and doubles its quotes */
   else fputs(s, w->f);
-}
-
-void rs__format_double(double v, char buf[32])
-{
-  if (isnan(v)) {
-    strcpy(buf, "NaN");
-    return;
-  }
-  if (isinf(v)) {
-    strcpy(buf, v > 0 ? "inf" : "-inf");
-    return;
-  }
-  for (int prec = 15; prec <= 17; prec++) {
-    snprintf(buf, 32, "%.*g", prec, v);
-    if (strtod(buf, NULL) == v) return;
-  }
 }
 
 void rs__csv_num(rs__csv *w, double v)

@@ -27,7 +27,4 @@ const char *rs__csv_path(const rs__csv *w);
 /* Removes the temporary file; accepts NULL. */
 void rs__csv_abort(rs__csv *w);
 
-/* The shortest "%.{15,16,17}g" text of v that reads back as v ("NaN", "inf"). */
-void rs__format_double(double v, char buf[32]);
-
 #endif

@@ -70,6 +70,14 @@ typedef struct {
   size_t rd_run, rd_q;
 } engine;
 
+/* The segment (run block) that holds a batch row. */
+static inline const segment *segment_of(const batch *bt, size_t row)
+{
+  size_t s = 0;
+  while (s + 1 < bt->n_seg && bt->seg[s + 1].row0 <= row) s++;
+  return &bt->seg[s];
+}
+
 /* --- per-query levels ------------------------------------------------------ */
 
 static int cmp_i32(const void *a, const void *b)
@@ -243,9 +251,7 @@ static void score_row(void *vctx, size_t row, int tid)
   engine *e = vctx;
   batch *bt = e->cur;
   thread_state *t = &e->ts[tid];
-  size_t s = 0;
-  while (s + 1 < bt->n_seg && bt->seg[s + 1].row0 <= row) s++;
-  const segment *sg = &bt->seg[s];
+  const segment *sg = segment_of(bt, row);
   const size_t i = row - sg->row0, q = sg->blk.q0 + i;
   const rs__corpus *c = e->c;
   int8_t *status = &bt->status[row];
@@ -395,9 +401,7 @@ static void free_batch(batch *b)
 
 static rs_code row_error(const engine *e, const batch *bt, size_t row, rs_error *err)
 {
-  size_t s = 0;
-  while (s + 1 < bt->n_seg && bt->seg[s + 1].row0 <= row) s++;
-  const segment *sg = &bt->seg[s];
+  const segment *sg = segment_of(bt, row);
   const rs__run *r = e->runs[sg->run];
   const size_t i = row - sg->row0, q = sg->blk.q0 + i;
   const int64_t col = bt->bad_at[row];
