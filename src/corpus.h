@@ -46,6 +46,10 @@ typedef struct rs__run {
   size_t k;         /* dense: columns */
   uint64_t n_docs;  /* csr: length of doc */
   int has_score, has_latency;
+  int score_f32;    /* scores stored as float32 (else float64) */
+  /* Byte offsets in the file of doc and score when they can be mapped
+   * (contiguous, unfiltered, native int32 / float32 / float64), else 0. */
+  uint64_t doc_addr, score_addr;
 } rs__run;
 
 /* A set of opened runs, from one file. */
@@ -58,9 +62,9 @@ typedef struct rs__runset {
 typedef struct rs__corpus {
   char *path;
   size_t nq;
-  char **query_id; /* [nq] (pointers into one pool) */
+  char **query_id; /* [nq] (pointers into one pool); NULL until rs__corpus_load_queries */
   int has_text;
-  char **query_text; /* [nq] or NULL */
+  char **query_text; /* [nq] or NULL; likewise */
   size_t nd;        /* docs: length of /docs/id, or 0 when absent */
   int has_docs;
   char **doc_id;    /* [nd] or NULL */
@@ -78,20 +82,44 @@ typedef struct rs__corpus {
 rs_code rs__corpus_open(const char *path, rs__corpus **out, rs_error *err);
 void rs__corpus_close(rs__corpus *c);
 
+/* Reads /queries/id (and /queries/text) if not read yet.  Opening only
+ * checks their layout, so that a sweep which prints no query never pays
+ * for reading a million variable-length strings. */
+rs_code rs__corpus_load_queries(rs__corpus *c, rs_error *err);
+
+/* The id of query q, for messages: read on first use; "?" if unreadable. */
+const char *rs__corpus_qid(const rs__corpus *c, size_t q);
+
 /* Opens a file of runs to be evaluated against a corpus of nq queries
  * (a corpus file is also accepted: its runs are taken, its qrels ignored). */
 rs_code rs__runset_open(const char *path, size_t nq, rs__runset *out, rs_error *err);
 void rs__runset_close(rs__runset *s);
 
 /* Rows [q0, q0 + n) of a run.  Docs are int32 (-1 pads a dense row);
- * score is NULL when the run has none. */
+ * scores are float32 or float64 as stored (exactly one of score32 and
+ * score64 is set when the run has scores).  doc and the scores point into
+ * a read-only mapping of the file when the dataset is stored contiguous,
+ * unfiltered and in the machine's own types (zero-copy, see
+ * rs__run_read), else into the block's own buffers. */
 typedef struct rs__block {
   size_t q0, n;
-  int64_t *off;  /* [n + 1]: row i is doc[off[i] .. off[i+1]) */
-  int32_t *doc;
-  double *score;
-  size_t cap_rows, cap_docs; /* allocated lengths of off (minus one) and doc/score */
+  int64_t *off; /* [n + 1]: row i is doc[off[i] .. off[i+1]) */
+  const int32_t *doc;
+  const float *score32;
+  const double *score64;
+  /* owned storage */
+  int32_t *doc_buf;
+  void *score_buf;
+  size_t cap_rows, cap_docs, cap_score_bytes;
+  void *map[2]; /* doc and score windows of the file, or NULL */
+  size_t map_len[2];
 } rs__block;
+
+/* The score of element i of the block (rows are off[r]..off[r+1]). */
+static inline double rs__block_score(const rs__block *b, size_t i)
+{
+  return b->score32 ? (double)b->score32[i] : b->score64[i];
+}
 
 /* Reads rows into b, growing its buffers when needed. */
 rs_code rs__run_read(const rs__run *run, size_t q0, size_t n, rs__block *b, rs_error *err);

@@ -4,6 +4,7 @@
  * the generator.  HDF5 prints nothing: its automatic error stack printing
  * is switched off, and every failure becomes one rs_error that names the
  * file and the dataset. */
+#define _DEFAULT_SOURCE /* MAP_POPULATE */
 #define _POSIX_C_SOURCE 200809L
 #include "corpus.h"
 #include "numparse.h"
@@ -15,11 +16,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#ifndef MAP_POPULATE /* not Linux: pages are then mapped by faults */
+#define MAP_POPULATE 0
+#endif
 
 struct rs__h5file {
   hid_t fid;
   char *path;
+  /* For zero-copy reads of contiguous datasets: the file opened a second
+   * time, its size, and whether HDF5 addresses are file offsets (default
+   * driver, no user block). */
+  int fd;
+  uint64_t size;
+  int can_map;
 };
 
 static void h5_quiet(void)
@@ -164,6 +178,31 @@ static rs_code pool_strings(const char *const *src, const size_t *len, size_t n,
   }
   *out = v;
   return RS_OK;
+}
+
+/* Checks that `name` is a 1-D string dataset (of `want` strings unless
+ * want is SIZE_MAX) and gives its length, without reading it. */
+static rs_code describe_strings(hid_t loc, const char *file, const char *name, size_t want, size_t *n_out,
+                                rs_error *err)
+{
+  hid_t d = -1;
+  dset_info di;
+  rs_code rc = open_dset(loc, file, name, name, &d, err);
+  if (rc || (rc = dset_describe(d, file, name, &di, err))) goto done;
+  if (di.cls != H5T_STRING || di.rank != 1) {
+    rc = rs__fail(err, RS_FORMAT, "%s:%s: expected 1-D strings, found %d-D %s", file, name, di.rank,
+                  class_name(di.cls));
+    goto done;
+  }
+  if (want != SIZE_MAX && (size_t)di.dims[0] != want) {
+    rc = rs__fail(err, RS_FORMAT, "%s:%s: expected %zu strings (one per query), found %zu", file, name, want,
+                  (size_t)di.dims[0]);
+    goto done;
+  }
+  *n_out = (size_t)di.dims[0];
+done:
+  close_id(d);
+  return rc;
 }
 
 /* Reads a 1-D string dataset (variable- or fixed-length) into a pool. */
@@ -389,6 +428,37 @@ static void free_run(rs__run *r)
   free_attrs(r->attrs, r->n_attrs);
 }
 
+/* The byte offset of a dataset's elements in the file when they can be
+ * mapped and used as they are: contiguous storage, no filter or external
+ * file, the machine's own type, inside the file.  0 otherwise (the
+ * superblock is at 0, so no dataset starts there).  The first element is
+ * read both ways and compared, so a wrong address can never be used. */
+static uint64_t direct_addr(const rs__h5file *f, hid_t d, hid_t native, size_t esize, uint64_t n_elems)
+{
+  if (!f->can_map || n_elems == 0) return 0;
+  uint64_t addr = 0;
+  hid_t dcpl = H5Dget_create_plist(d), type = H5Dget_type(d);
+  if (dcpl < 0 || type < 0 || H5Pget_layout(dcpl) != H5D_CONTIGUOUS || H5Pget_nfilters(dcpl) != 0 ||
+      H5Pget_external_count(dcpl) != 0 || H5Tequal(type, native) <= 0)
+    goto done;
+  haddr_t a = H5Dget_offset(d);
+  if (a == HADDR_UNDEF || a == 0 || a > f->size || n_elems > (f->size - a) / esize) goto done;
+  unsigned char via_hdf5[8], via_file[8];
+  hid_t fs = H5Dget_space(d), ms = H5Screate_simple(1, (hsize_t[]){1}, NULL);
+  int ndims = fs >= 0 ? H5Sget_simple_extent_ndims(fs) : -1;
+  hsize_t start[2] = {0, 0}, count[2] = {1, 1};
+  int same = ndims >= 1 && ms >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0 &&
+             H5Dread(d, native, ms, fs, H5P_DEFAULT, via_hdf5) >= 0 &&
+             pread(f->fd, via_file, esize, (off_t)a) == (ssize_t)esize && memcmp(via_hdf5, via_file, esize) == 0;
+  close_id(ms);
+  close_id(fs);
+  if (same) addr = (uint64_t)a;
+done:
+  close_id(type);
+  close_id(dcpl);
+  return addr;
+}
+
 /* Checks the layout of /runs/<name> and fills r. */
 static rs_code open_run(rs__h5file *f, hid_t runs, const char *name, size_t nq, rs__run *r, rs_error *err)
 {
@@ -423,6 +493,8 @@ static rs_code open_run(rs__h5file *f, hid_t runs, const char *name, size_t nq, 
   if (r->csr) r->n_docs = di.dims[0];
   else r->k = (size_t)di.dims[1];
   const hsize_t d0 = di.dims[0], d1 = di.dims[1];
+  const uint64_t n_elems = (uint64_t)d0 * (r->csr ? 1 : (uint64_t)d1);
+  r->doc_addr = direct_addr(f, d, H5T_NATIVE_INT32, sizeof(int32_t), n_elems);
   close_id(d);
   d = -1;
   if ((r->has_score = link_exists(g, "score"))) {
@@ -436,6 +508,8 @@ static rs_code open_run(rs__h5file *f, hid_t runs, const char *name, size_t nq, 
                     (uint64_t)di.dims[0], (uint64_t)(r->csr ? 0 : di.dims[1]));
       goto done;
     }
+    r->score_f32 = di.size <= 4;
+    r->score_addr = direct_addr(f, d, r->score_f32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, di.size, n_elems);
     close_id(d);
     d = -1;
   }
@@ -520,6 +594,17 @@ static rs_code open_file(const char *path, rs__h5file **out, rs_error *err)
     free(f);
     return rs__fail(err, RS_IO, "%s: cannot open as HDF5", path);
   }
+  struct stat st;
+  f->fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (f->fd >= 0 && fstat(f->fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    hid_t fcpl = H5Fget_create_plist(f->fid), fapl = H5Fget_access_plist(f->fid);
+    hsize_t userblock = 1;
+    f->size = (uint64_t)st.st_size;
+    f->can_map = fcpl >= 0 && fapl >= 0 && H5Pget_userblock(fcpl, &userblock) >= 0 && userblock == 0 &&
+                 H5Pget_driver(fapl) == H5FD_SEC2;
+    close_id(fcpl);
+    close_id(fapl);
+  }
   *out = f;
   return RS_OK;
 }
@@ -527,6 +612,7 @@ static rs_code open_file(const char *path, rs__h5file **out, rs_error *err)
 static void close_file(rs__h5file *f)
 {
   if (!f) return;
+  if (f->fd >= 0) close(f->fd);
   H5Fclose(f->fid);
   free(f->path);
   free(f);
@@ -627,7 +713,7 @@ static rs_code check_qrels(const rs__corpus *c, size_t nnz, rs_error *err)
       int32_t d = c->qdoc[j];
       if (d < 0 || (c->has_docs && (size_t)d >= c->nd))
         return rs__fail(err, RS_FORMAT, "%s:/qrels/doc: row %" PRId64 " (query \"%s\"): doc index %" PRId32
-                        " out of range [0, %zu)", c->path, j, c->query_id[i], d, c->has_docs ? c->nd : (size_t)INT32_MAX);
+                        " out of range [0, %zu)", c->path, j, rs__corpus_qid(c, i), d, c->has_docs ? c->nd : (size_t)INT32_MAX);
       if (d > max_doc) max_doc = d;
     }
   }
@@ -641,7 +727,7 @@ static rs_code check_qrels(const rs__corpus *c, size_t nnz, rs_error *err)
       int32_t d = c->qdoc[j];
       if (stamp[d] == (uint32_t)i + 1) {
         rc = rs__fail(err, RS_DUPLICATE, "%s:/qrels/doc: row %" PRId64 " (query \"%s\"): doc index %" PRId32 " %s%s%s judged twice",
-                      c->path, j, c->query_id[i], d, c->has_docs ? "(\"" : "", c->has_docs ? c->doc_id[d] : "",
+                      c->path, j, rs__corpus_qid(c, i), d, c->has_docs ? "(\"" : "", c->has_docs ? c->doc_id[d] : "",
                       c->has_docs ? "\")" : "");
         break;
       }
@@ -667,9 +753,12 @@ rs_code rs__corpus_open(const char *path, rs__corpus **out, rs_error *err)
   }
   c->runs.file = f; /* from here on, rs__corpus_close closes the file */
   if ((rc = read_root_attrs(f, err))) goto fail;
-  if ((rc = read_strings(f->fid, path, "/queries/id", SIZE_MAX, &c->query_id, &c->nq, err))) goto fail;
+  /* Query ids and texts are only described here: they are read when first
+   * needed (rs__corpus_load_queries), which an aggregate-only sweep never
+   * does (1M vlen ids take 0.3 s to read). */
+  if ((rc = describe_strings(f->fid, path, "/queries/id", SIZE_MAX, &c->nq, err))) goto fail;
   if (link_exists(f->fid, "/queries/text")) {
-    if ((rc = read_strings(f->fid, path, "/queries/text", c->nq, &c->query_text, &n, err))) goto fail;
+    if ((rc = describe_strings(f->fid, path, "/queries/text", c->nq, &n, err))) goto fail;
     c->has_text = 1;
   }
   if (link_exists(f->fid, "docs") && link_exists(f->fid, "/docs/id")) {
@@ -698,6 +787,25 @@ fail:
   return rc;
 }
 
+rs_code rs__corpus_load_queries(rs__corpus *c, rs_error *err)
+{
+  size_t n = 0;
+  rs_code rc;
+  if (!c->query_id && (rc = read_strings(c->runs.file->fid, c->path, "/queries/id", c->nq, &c->query_id, &n, err)))
+    return rc;
+  if (c->has_text && !c->query_text &&
+      (rc = read_strings(c->runs.file->fid, c->path, "/queries/text", c->nq, &c->query_text, &n, err)))
+    return rc;
+  return RS_OK;
+}
+
+const char *rs__corpus_qid(const rs__corpus *c, size_t q)
+{
+  /* A cache: loading does not change what the corpus is. */
+  if (!c->query_id && rs__corpus_load_queries((rs__corpus *)c, NULL) != RS_OK) return "?";
+  return q < c->nq ? c->query_id[q] : "?";
+}
+
 void rs__corpus_close(rs__corpus *c)
 {
   if (!c) return;
@@ -714,25 +822,80 @@ void rs__corpus_close(rs__corpus *c)
 
 /* --- reading runs ---------------------------------------------------------- */
 
-static rs_code grow_block(rs__block *b, size_t rows, size_t docs, int score, rs_error *err)
+static rs_code grow_block(rs__block *b, size_t rows, size_t docs, size_t score_bytes, rs_error *err)
 {
-  if (rows > b->cap_rows) {
+  if (rows > b->cap_rows || !b->off) {
     int64_t *o = rs__realloc(b->off, rs__mul(rows + 1, sizeof *o));
     if (!o) return rs__fail(err, RS_NOMEM, "out of memory for a block of %zu queries", rows);
     b->off = o;
     b->cap_rows = rows;
   }
-  if (docs > b->cap_docs || (score && !b->score)) {
-    size_t cap = docs > b->cap_docs ? docs : b->cap_docs;
-    int32_t *d = rs__realloc(b->doc, rs__mul(cap, sizeof *d));
-    if (!d) return rs__fail(err, RS_NOMEM, "out of memory for a block of %zu docs", cap);
-    b->doc = d;
-    double *s = rs__realloc(b->score, rs__mul(cap, sizeof *s));
-    if (!s) return rs__fail(err, RS_NOMEM, "out of memory for a block of %zu docs", cap);
-    b->score = s;
-    b->cap_docs = cap;
+  if (docs > b->cap_docs) {
+    int32_t *d = rs__realloc(b->doc_buf, rs__mul(docs, sizeof *d));
+    if (!d) return rs__fail(err, RS_NOMEM, "out of memory for a block of %zu docs", docs);
+    b->doc_buf = d;
+    b->cap_docs = docs;
+  }
+  if (score_bytes > b->cap_score_bytes) {
+    void *sc = rs__realloc(b->score_buf, score_bytes);
+    if (!sc) return rs__fail(err, RS_NOMEM, "out of memory for a block of %zu scores", docs);
+    b->score_buf = sc;
+    b->cap_score_bytes = score_bytes;
   }
   return RS_OK;
+}
+
+static void unmap_block(rs__block *b)
+{
+  for (int i = 0; i < 2; i++) {
+    if (b->map[i]) munmap(b->map[i], b->map_len[i]);
+    b->map[i] = NULL;
+    b->map_len[i] = 0;
+  }
+}
+
+/* Maps bytes [start, start + len) of the file read-only into b->map[slot].
+ * MAP_POPULATE: the page tables are filled here, on the reading thread,
+ * rather than by faults on the scoring threads. */
+static const void *map_window(const rs__run *run, rs__block *b, int slot, uint64_t start, size_t len,
+                              const char *shown, rs_error *err)
+{
+  static long page;
+  if (!page) page = sysconf(_SC_PAGESIZE);
+  const uint64_t at = start - start % (uint64_t)page;
+  const size_t span = len + (size_t)(start - at);
+  void *m = mmap(NULL, span, PROT_READ, MAP_SHARED | MAP_POPULATE, run->file->fd, (off_t)at);
+  if (m == MAP_FAILED) {
+    rs__fail(err, RS_IO, "%s:%s: cannot map %zu bytes at offset %" PRIu64 ": %s", run->path, shown, len, start,
+             strerror(errno));
+    return NULL;
+  }
+  b->map[slot] = m;
+  b->map_len[slot] = span;
+  return (const char *)m + (start - at);
+}
+
+/* Elements [first, first + n_elems) of a run's doc or score dataset (1-D, or
+ * 2-D rows [q0, q0 + rows) when dense): mapped when the run allows it, else
+ * read by HDF5 into buf as mtype. */
+static rs_code read_elems(const rs__run *run, hid_t g, const char *dset, uint64_t addr, size_t esize, hid_t mtype,
+                          size_t q0, size_t rows, uint64_t first, size_t n_elems, rs__block *b, int slot, void *buf,
+                          const void **out, rs_error *err)
+{
+  char shown[600];
+  snprintf(shown, sizeof shown, "/runs/%s/%s", run->name, dset);
+  *out = buf;
+  if (n_elems == 0) return RS_OK;
+  if (addr) {
+    *out = map_window(run, b, slot, addr + first * esize, n_elems * esize, shown, err);
+    return *out ? RS_OK : RS_IO;
+  }
+  hid_t d = H5Dopen2(g, dset, H5P_DEFAULT);
+  if (d < 0) return rs__fail(err, RS_IO, "%s:%s: cannot open", run->path, shown);
+  rs_code rc = run->csr ? read_rows(d, run->path, shown, mtype, 1, (hsize_t)first, n_elems, 1, buf, err)
+                        : read_rows(d, run->path, shown, mtype, 2, q0, rows, run->k, buf, err);
+  close_id(d);
+  return rc;
 }
 
 rs_code rs__run_read(const rs__run *run, size_t q0, size_t n, rs__block *b, rs_error *err)
@@ -741,6 +904,10 @@ rs_code rs__run_read(const rs__run *run, size_t q0, size_t n, rs__block *b, rs_e
   hid_t g = -1, d = -1;
   rs_code rc = RS_OK;
   const char *file = run->path;
+  unmap_block(b);
+  b->doc = NULL;
+  b->score32 = NULL;
+  b->score64 = NULL;
   if ((g = H5Gopen2(run->file->fid, "runs", H5P_DEFAULT)) < 0 || (d = H5Gopen2(g, run->name, H5P_DEFAULT)) < 0) {
     rc = rs__fail(err, RS_IO, "%s:/runs/%s: cannot open the run", file, run->name);
     goto done;
@@ -750,9 +917,10 @@ rs_code rs__run_read(const rs__run *run, size_t q0, size_t n, rs__block *b, rs_e
   d = -1;
   b->q0 = q0;
   b->n = n;
+  if ((rc = grow_block(b, n, 0, 0, err))) goto done;
+  uint64_t first; /* element index of the block's first doc */
   size_t n_docs;
   if (run->csr) {
-    if ((rc = grow_block(b, n, 0, 0, err))) goto done;
     snprintf(shown, sizeof shown, "/runs/%s/offsets", run->name);
     if ((d = H5Dopen2(g, "offsets", H5P_DEFAULT)) < 0) { rc = rs__fail(err, RS_IO, "%s:%s: cannot open", file, shown); goto done; }
     if ((rc = read_rows(d, file, shown, H5T_NATIVE_INT64, 1, q0, n + 1, 1, b->off, err))) goto done;
@@ -771,32 +939,29 @@ rs_code rs__run_read(const rs__run *run, size_t q0, size_t n, rs__block *b, rs_e
       goto done;
     }
     for (size_t i = 0; i <= n; i++) b->off[i] -= base;
+    first = (uint64_t)base;
     n_docs = (size_t)b->off[n];
-    if ((rc = grow_block(b, n, n_docs, run->has_score, err))) goto done;
-    snprintf(shown, sizeof shown, "/runs/%s/doc", run->name);
-    if ((d = H5Dopen2(g, "doc", H5P_DEFAULT)) < 0) { rc = rs__fail(err, RS_IO, "%s:%s: cannot open", file, shown); goto done; }
-    if ((rc = read_rows(d, file, shown, H5T_NATIVE_INT32, 1, (hsize_t)base, n_docs, 1, b->doc, err))) goto done;
-    close_id(d);
-    d = -1;
-    if (run->has_score) {
-      snprintf(shown, sizeof shown, "/runs/%s/score", run->name);
-      if ((d = H5Dopen2(g, "score", H5P_DEFAULT)) < 0) { rc = rs__fail(err, RS_IO, "%s:%s: cannot open", file, shown); goto done; }
-      if ((rc = read_rows(d, file, shown, H5T_NATIVE_DOUBLE, 1, (hsize_t)base, n_docs, 1, b->score, err))) goto done;
-    }
   } else {
+    first = (uint64_t)q0 * run->k;
     n_docs = rs__mul(n, run->k);
-    if ((rc = grow_block(b, n, n_docs, run->has_score, err))) goto done;
     for (size_t i = 0; i <= n; i++) b->off[i] = (int64_t)(i * run->k);
-    snprintf(shown, sizeof shown, "/runs/%s/doc", run->name);
-    if ((d = H5Dopen2(g, "doc", H5P_DEFAULT)) < 0) { rc = rs__fail(err, RS_IO, "%s:%s: cannot open", file, shown); goto done; }
-    if ((rc = read_rows(d, file, shown, H5T_NATIVE_INT32, 2, q0, n, run->k, b->doc, err))) goto done;
-    close_id(d);
-    d = -1;
-    if (run->has_score) {
-      snprintf(shown, sizeof shown, "/runs/%s/score", run->name);
-      if ((d = H5Dopen2(g, "score", H5P_DEFAULT)) < 0) { rc = rs__fail(err, RS_IO, "%s:%s: cannot open", file, shown); goto done; }
-      if ((rc = read_rows(d, file, shown, H5T_NATIVE_DOUBLE, 2, q0, n, run->k, b->score, err))) goto done;
-    }
+  }
+  const size_t score_size = run->score_f32 ? sizeof(float) : sizeof(double);
+  if ((rc = grow_block(b, n, run->doc_addr ? 0 : n_docs,
+                       run->has_score && !run->score_addr ? rs__mul(n_docs, score_size) : 0, err)))
+    goto done;
+  const void *p;
+  if ((rc = read_elems(run, g, "doc", run->doc_addr, sizeof(int32_t), H5T_NATIVE_INT32, q0, n, first, n_docs, b, 0,
+                       b->doc_buf, &p, err)))
+    goto done;
+  b->doc = p;
+  if (run->has_score) {
+    if ((rc = read_elems(run, g, "score", run->score_addr, score_size,
+                         run->score_f32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, q0, n, first, n_docs, b, 1,
+                         b->score_buf, &p, err)))
+      goto done;
+    if (run->score_f32) b->score32 = p;
+    else b->score64 = p;
   }
 done:
   close_id(d);
@@ -807,9 +972,10 @@ done:
 void rs__block_free(rs__block *b)
 {
   if (!b) return;
+  unmap_block(b);
   free(b->off);
-  free(b->doc);
-  free(b->score);
+  free(b->doc_buf);
+  free(b->score_buf);
   memset(b, 0, sizeof *b);
 }
 

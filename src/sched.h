@@ -13,6 +13,9 @@
  * Always 1 in the serial build. */
 int rs__threads(int requested);
 
+/* Monotonic wall clock, in seconds (for timings, never for results). */
+double rs__seconds(void);
+
 typedef void (*rs__item_fn)(void *ctx, size_t i, int tid);
 
 /* Runs fn for every item on `threads` threads (dynamic schedule, `chunk`

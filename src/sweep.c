@@ -39,6 +39,10 @@ typedef struct {
   size_t cap, hcap;
   uint32_t *order, *tmp;
   int32_t *rel;
+  double *score; /* the row's scores as double */
+  /* the row's grade levels (rs_levels) */
+  int32_t *lv_grade;
+  uint32_t *lv_count;
   /* (query, doc) table: valid where stamp == gen, so nothing is cleared
    * between queries. */
   int32_t *hkey, *hgrade;
@@ -58,16 +62,13 @@ typedef struct {
   rs__run_result *res;
   int threads;
   size_t n_req, batch_docs, max_nnz, max_levels;
-  /* per-query grade levels, CSR */
-  size_t *lv_off;
-  int32_t *lv_grade;
-  uint32_t *lv_count;
   int32_t *id_rank; /* see rank_before */
   thread_state *ts;
   batch b[2];
   batch *cur, *next;
   /* reading cursor */
   size_t rd_run, rd_q;
+  double read_s; /* time spent in read_next */
 } engine;
 
 /* The segment (run block) that holds a batch row. */
@@ -78,49 +79,27 @@ static inline const segment *segment_of(const batch *bt, size_t row)
   return &bt->seg[s];
 }
 
-/* --- per-query levels ------------------------------------------------------ */
+/* --- sizes of the per-query scratch ------------------------------------------ */
 
-static int cmp_i32(const void *a, const void *b)
-{
-  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  return (x > y) - (x < y);
-}
-
-static rs_code build_levels(engine *e, rs_error *err)
+/* The most judgments of one query, and the levels a query can have: the
+ * gain tables of the scratch hold levels 0..highest grade (capped: sparse
+ * huge grades still evaluate exactly with default gains), and a query has
+ * at most as many distinct grades as judgments. */
+static void size_levels(engine *e)
 {
   const rs__corpus *c = e->c;
   const size_t nnz = (size_t)c->qoff[c->nq];
-  int32_t *g = rs__malloc(rs__mul(nnz, sizeof *g));
-  e->lv_off = rs__malloc(rs__mul(c->nq + 1, sizeof *e->lv_off));
-  e->lv_grade = rs__malloc(rs__mul(nnz, sizeof *e->lv_grade));
-  e->lv_count = rs__malloc(rs__mul(nnz, sizeof *e->lv_count));
-  if (!g || !e->lv_off || !e->lv_grade || !e->lv_count) {
-    free(g);
-    return rs__fail(err, RS_NOMEM, "out of memory for the qrels of %zu queries", c->nq);
-  }
-  size_t k = 0, range = 1, distinct = 1;
+  size_t max_nnz = 0;
   for (size_t q = 0; q < c->nq; q++) {
-    e->lv_off[q] = k;
-    size_t a = (size_t)c->qoff[q], b = (size_t)c->qoff[q + 1], m = 0;
-    if (b - a > e->max_nnz) e->max_nnz = b - a;
-    for (size_t j = a; j < b; j++)
-      if (c->qgrade[j] >= 0) g[m++] = c->qgrade[j];
-    qsort(g, m, sizeof *g, cmp_i32);
-    size_t k0 = k;
-    for (size_t j = 0; j < m; j++) {
-      if (k > k0 && e->lv_grade[k - 1] == g[j]) e->lv_count[k - 1]++;
-      else e->lv_grade[k] = g[j], e->lv_count[k++] = 1;
-    }
-    if (k - k0 > distinct) distinct = k - k0;
-    if (k > k0 && (size_t)e->lv_grade[k - 1] + 1 > range) range = (size_t)e->lv_grade[k - 1] + 1;
+    const size_t m = (size_t)(c->qoff[q + 1] - c->qoff[q]);
+    max_nnz = m > max_nnz ? m : max_nnz;
   }
-  e->lv_off[c->nq] = k;
-  free(g);
-  /* The scratch's gain tables hold levels 0..highest grade (capped: sparse
-   * huge grades still evaluate exactly with default gains). */
-  if (range > ((size_t)1 << 16)) range = (size_t)1 << 16;
-  e->max_levels = range > distinct ? range : distinct;
-  return RS_OK;
+  int32_t top = 0;
+  for (size_t j = 0; j < nnz; j++) top = c->qgrade[j] > top ? c->qgrade[j] : top;
+  size_t range = (size_t)top + 1, cap = (size_t)1 << 16;
+  if (range > cap) range = max_nnz > cap ? max_nnz : cap;
+  e->max_nnz = max_nnz;
+  e->max_levels = range;
 }
 
 static const rs__corpus *rank_corpus; /* qsort has no context argument in C11 */
@@ -156,6 +135,9 @@ static rs_code build_id_rank(const rs__corpus *c, int32_t **out, rs_error *err)
 
 static void free_thread(thread_state *t)
 {
+  free(t->score);
+  free(t->lv_grade);
+  free(t->lv_count);
   free(t->order);
   free(t->tmp);
   free(t->rel);
@@ -178,11 +160,14 @@ static rs_code ensure_thread(engine *e, thread_state *t, size_t len, rs_error *e
   t->order = rs__malloc(rs__mul(cap, sizeof *t->order));
   t->tmp = rs__malloc(rs__mul(cap, sizeof *t->tmp));
   t->rel = rs__malloc(rs__mul(cap, sizeof *t->rel));
+  t->score = rs__malloc(rs__mul(cap, sizeof *t->score));
+  t->lv_grade = rs__malloc(rs__mul(e->max_levels, sizeof *t->lv_grade));
+  t->lv_count = rs__malloc(rs__mul(e->max_levels, sizeof *t->lv_count));
   t->hkey = rs__malloc(rs__mul(hcap, sizeof *t->hkey));
   t->hgrade = rs__malloc(rs__mul(hcap, sizeof *t->hgrade));
   t->hstamp = rs__calloc(hcap, sizeof *t->hstamp);
   t->hseen = rs__malloc(hcap);
-  if (!t->order || !t->tmp || !t->rel || !t->hkey || !t->hgrade || !t->hstamp || !t->hseen) {
+  if (!t->order || !t->tmp || !t->rel || !t->score || !t->lv_grade || !t->lv_count || !t->hkey || !t->hgrade || !t->hstamp || !t->hseen) {
     free_thread(t);
     return rs__fail(err, RS_NOMEM, "out of memory for rankings of %zu docs", cap);
   }
@@ -244,6 +229,34 @@ static void sort_ranking(const rs__corpus *c, const int32_t *id_rank, const int3
   }
 }
 
+/* The query's judged grades (>= 0) as distinct levels ascending with their
+ * counts, in the thread's scratch.  Queries hold a handful of judgments
+ * and fewer distinct grades: a binary search and a rare insertion. */
+static rs_levels row_levels(thread_state *t, const int32_t *restrict grade, size_t m)
+{
+  int32_t *restrict g = t->lv_grade;
+  uint32_t *restrict cnt = t->lv_count;
+  size_t n = 0;
+  for (size_t j = 0; j < m; j++) {
+    const int32_t x = grade[j];
+    if (x < 0) continue;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (g[mid] < x) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < n && g[lo] == x) {
+      cnt[lo]++;
+      continue;
+    }
+    memmove(g + lo + 1, g + lo, (n - lo) * sizeof *g);
+    memmove(cnt + lo + 1, cnt + lo, (n - lo) * sizeof *cnt);
+    g[lo] = x, cnt[lo] = 1, n++;
+  }
+  return (rs_levels){g, cnt, n};
+}
+
 static inline size_t hslot(int32_t doc, size_t mask) { return ((uint32_t)doc * 2654435761u) & mask; }
 
 static void score_row(void *vctx, size_t row, int tid)
@@ -258,22 +271,45 @@ static void score_row(void *vctx, size_t row, int tid)
   /* Every row is checked, judged or not; only judged queries are scored
    * (trec_eval never evaluates a topic without judgments). */
   const size_t qa = (size_t)c->qoff[q], qb = (size_t)c->qoff[q + 1];
-  const int32_t *restrict doc = sg->blk.doc + sg->blk.off[i];
-  const size_t m = (size_t)(sg->blk.off[i + 1] - sg->blk.off[i]);
-  const double *score = e->runs[sg->run]->has_score ? sg->blk.score + sg->blk.off[i] : NULL;
-  const int32_t nd = c->has_docs ? (int32_t)c->nd : INT32_MAX;
+  const size_t base = (size_t)sg->blk.off[i], m = (size_t)(sg->blk.off[i + 1] - sg->blk.off[i]);
+  const int32_t *restrict doc = sg->blk.doc + base;
+  const uint32_t nd = c->has_docs ? (uint32_t)c->nd : (uint32_t)INT32_MAX;
 
+  /* Checks as whole-row reductions (they vectorise); the failing column is
+   * looked for only when one fails. */
   size_t n = 0;
-  while (n < m && doc[n] != -1) {
-    if (doc[n] < 0 || doc[n] >= nd) { *status = ROW_BAD_DOC, bt->bad_at[row] = (int64_t)n; return; }
-    if (score && isnan(score[n])) { *status = ROW_NAN, bt->bad_at[row] = (int64_t)n; return; }
-    n++;
+  while (n < m && doc[n] != -1) n++;
+  unsigned bad_doc = 0, bad_pad = 0;
+  for (size_t j = 0; j < n; j++) bad_doc |= (uint32_t)doc[j] >= nd;
+  for (size_t j = n; j < m; j++) bad_pad |= doc[j] != -1;
+  if (bad_doc | bad_pad) {
+    size_t j = 0;
+    while (j < n && (uint32_t)doc[j] < nd) j++;
+    if (j == n)
+      while (doc[j] == -1) j++;
+    *status = j < n ? ROW_BAD_DOC : ROW_AFTER_PAD, bt->bad_at[row] = (int64_t)j;
+    return;
   }
-  for (size_t j = n; j < m; j++)
-    if (doc[j] != -1) { *status = ROW_AFTER_PAD, bt->bad_at[row] = (int64_t)j; return; }
+  double *restrict score = NULL;
+  if (e->runs[sg->run]->has_score && n) {
+    score = t->score;
+    if (sg->blk.score32) {
+      const float *restrict s32 = sg->blk.score32 + base;
+      for (size_t j = 0; j < n; j++) score[j] = (double)s32[j];
+    } else {
+      memcpy(score, sg->blk.score64 + base, n * sizeof *score);
+    }
+    unsigned nan = 0;
+    for (size_t j = 0; j < n; j++) nan |= score[j] != score[j];
+    if (nan) {
+      size_t j = 0;
+      while (!isnan(score[j])) j++;
+      *status = ROW_NAN, bt->bad_at[row] = (int64_t)j;
+      return;
+    }
+  }
 
-  const size_t lv_a = e->lv_off[q];
-  const rs_levels lv = {e->lv_grade + lv_a, e->lv_count + lv_a, e->lv_off[q + 1] - lv_a};
+  const rs_levels lv = row_levels(t, c->qgrade + qa, qb - qa);
   double *out = bt->values + row * e->n_req;
   if (n == 0) {
     if (qa == qb || !e->cfg->all_queries) { *status = ROW_SKIP; return; }
@@ -347,11 +383,9 @@ static size_t rows_per_block(const engine *e, const rs__run *r)
   return rows < 16 ? 16 : rows;
 }
 
-/* Reads the next batch at the cursor into e->next (n_seg 0: nothing left). */
-static void read_next(void *vctx)
+/* Reads the next batch at the cursor into b (n_seg 0: nothing left). */
+static void read_batch(engine *e, batch *b)
 {
-  engine *e = vctx;
-  batch *b = e->next;
   b->n_seg = b->n_rows = b->max_len = 0;
   b->rc = RS_OK;
   size_t docs = 0;
@@ -389,6 +423,14 @@ static void read_next(void *vctx)
   }
 }
 
+static void read_next(void *vctx)
+{
+  engine *e = vctx;
+  const double t0 = e->cfg->timing ? rs__seconds() : 0.0;
+  read_batch(e, e->next);
+  if (e->cfg->timing) e->read_s += rs__seconds() - t0;
+}
+
 static void free_batch(batch *b)
 {
   for (size_t s = 0; s < MAX_SEGMENTS; s++) rs__block_free(&b->seg[s].blk);
@@ -406,7 +448,7 @@ static rs_code row_error(const engine *e, const batch *bt, size_t row, rs_error 
   const size_t i = row - sg->row0, q = sg->blk.q0 + i;
   const int64_t col = bt->bad_at[row];
   const int32_t d = sg->blk.doc[sg->blk.off[i] + col];
-  const char *qid = e->c->query_id[q];
+  const char *qid = rs__corpus_qid(e->c, q);
   /* A dense row's column is the position in the row; a CSR row's is too
    * (its element index in doc is offsets[row] + column). */
   switch (bt->status[row]) {
@@ -491,8 +533,12 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
     sums[r] = rs__calloc(e.n_req, sizeof *sums[r]);
     if (!results[r].value || !sums[r]) rc = rs__fail(err, RS_NOMEM, "out of memory");
   }
-  if (!rc) rc = build_levels(&e, err);
+  rs__sweep_timing *tm = cfg->timing;
+  double t0 = rs__seconds();
+  if (tm) memset(tm, 0, sizeof *tm);
+  if (!rc) size_levels(&e);
   if (!rc) rc = build_id_rank(c, &e.id_rank, err);
+  if (tm) tm->setup = rs__seconds() - t0;
   if (!rc && !(e.ts = rs__calloc((size_t)e.threads, sizeof *e.ts))) rc = rs__fail(err, RS_NOMEM, "out of memory");
   if (rc) goto done;
 
@@ -513,8 +559,11 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
     /* Scratch for the longest ranking of this batch (no allocation while scoring). */
     for (int k = 0; k < e.threads && !rc; k++) rc = ensure_thread(&e, &e.ts[k], e.cur->max_len, err);
     if (rc) goto done;
+    if (tm) t0 = rs__seconds();
     rs__parallel_for_beside(e.cur->n_rows, e.threads, CHUNK_ROWS, score_row, &e, read_next, &e);
+    if (tm) tm->score += rs__seconds() - t0, t0 = rs__seconds();
     if ((rc = combine(&e, e.cur, sums, err))) goto done;
+    if (tm) tm->combine += rs__seconds() - t0, tm->batches++;
     /* Runs whose last row was in this batch are complete. */
     const segment *last = &e.cur->seg[e.cur->n_seg - 1];
     size_t done_upto = last->blk.q0 + last->blk.n == runs[last->run]->n_rows ? last->run + 1 : last->run;
@@ -529,14 +578,12 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
   for (size_t r = 0; r < n_runs; r++)
     if (runs[r]->n_rows == 0) finish_run(&e, r, sums[r]);
 done:
+  if (tm) tm->read = e.read_s;
   for (int k = 0; e.ts && k < e.threads; k++) free_thread(&e.ts[k]);
   free(e.ts);
   free_batch(&e.b[0]);
   free_batch(&e.b[1]);
   free(e.id_rank);
-  free(e.lv_off);
-  free(e.lv_grade);
-  free(e.lv_count);
   for (size_t r = 0; sums && r < n_runs; r++) free(sums[r]);
   free(sums);
   if (rc)

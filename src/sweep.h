@@ -31,7 +31,18 @@ typedef struct rs__sweep_cfg {
   /* Called after every batch. */
   void (*progress)(void *ctx, size_t run, size_t n_runs, uint64_t rows_done, uint64_t rows_total);
   void *progress_ctx;
+  /* When set, filled with where the wall time went (eval --timing). */
+  struct rs__sweep_timing *timing;
 } rs__sweep_cfg;
+
+/* Seconds of wall time per phase of rs__sweep: setup (grade levels, doc-id
+ * ranks), read (time inside the reader, which runs beside the scoring on
+ * one thread, except for the first batch), score (wall time of the
+ * parallel sections, reading included), combine (the in-order sums). */
+typedef struct rs__sweep_timing {
+  double setup, read, score, combine;
+  uint64_t batches;
+} rs__sweep_timing;
 
 typedef struct rs__run_result {
   double *value;      /* [spec->n_req]: means, or sums for counts */

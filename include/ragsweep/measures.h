@@ -155,9 +155,12 @@ typedef struct rs_gain_level {
 typedef struct rs_scratch {
   size_t cap; /* rankings up to this length */
   int32_t *crel;   /* [cap + 1] relevant docs in the top i */
+  int32_t *cpos;   /* [cap + 1] docs with grade > 0 in the top i (crel when L = 1) */
   int32_t *cunj;   /* [cap + 1] unjudged or unpooled docs in the top i */
-  double *aps;     /* [cap + 1] sum of precision at relevant docs in the top i */
-  double *dcg;     /* [cap + 1] linear-gain DCG of the top i */
+  /* Sums kept only where they change, so each is a chain of a few adds
+   * rather than one add per rank: */
+  double *aps;     /* [cap + 1] sum of precision at the first j relevant docs */
+  double *dcg;     /* [cap + 1] linear-gain DCG up to the j-th doc with grade > 0 */
   size_t cap_levels;   /* distinct grades per topic plus gain parameters */
   rs_gain_level *gl;   /* [cap_levels] */
   rs_gain_level *gl_tmp; /* [cap_levels] */

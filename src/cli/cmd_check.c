@@ -62,7 +62,8 @@ int rs_cli_check(int argc, char **argv)
   rs__corpus *c = NULL;
   rs__spec *spec = NULL;
   int bad = 0;
-  if (rs__corpus_open(argv[1], &c, &err)) {
+  if (rs__corpus_open(argv[1], &c, &err) || rs__corpus_load_queries(c, &err)) {
+    rs__corpus_close(c);
     printf("%s: INVALID\n  %s\n", argv[1], err.msg);
     if (argc > 2) printf("(run files are checked against a valid corpus: fix %s first)\n", argv[1]);
     return RS_EXIT_INPUT;

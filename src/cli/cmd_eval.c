@@ -1,6 +1,7 @@
 /* cmd_eval.c: "ragsweep eval": score every run of a sweep into CSV files. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "cli.h"
 #include "corpus.h"
 #include "output_csv.h"
+#include "sched.h"
 #include "spec.h"
 #include "sweep.h"
 
@@ -41,6 +43,7 @@ static void help(FILE *f)
           "      --threads N        threads (default: OMP_NUM_THREADS or all cores)\n"
           "      --top N            leaderboard rows on stdout (default 10; 0: none)\n"
           "      --quiet            no progress on stderr\n"
+          "      --timing           print where the time went on stderr\n"
           "  -h, --help             this help\n"
           "\n"
           "exit status: 0 ok; 1 usage; 2 unreadable, malformed or inconsistent input.\n");
@@ -267,7 +270,7 @@ static void show_progress(void *ctx, size_t run, size_t n_runs, uint64_t done, u
 
 /* --------------------------------------------------------------------------- */
 
-enum { OPT_PER_QUERY = 256, OPT_QUERIES, OPT_TIES, OPT_THREADS, OPT_TOP, OPT_QUIET, OPT_BATCH };
+enum { OPT_PER_QUERY = 256, OPT_QUERIES, OPT_TIES, OPT_THREADS, OPT_TOP, OPT_QUIET, OPT_BATCH, OPT_TIMING };
 
 static int parse_count(const char *s, long min, long *out)
 {
@@ -286,7 +289,8 @@ int rs_cli_eval(int argc, char **argv)
       {"per-query", no_argument, 0, OPT_PER_QUERY}, {"queries", required_argument, 0, OPT_QUERIES},
       {"ties", required_argument, 0, OPT_TIES},     {"threads", required_argument, 0, OPT_THREADS},
       {"top", required_argument, 0, OPT_TOP},       {"quiet", no_argument, 0, OPT_QUIET},
-      {"batch-docs", required_argument, 0, OPT_BATCH}, {"help", no_argument, 0, 'h'},
+      {"batch-docs", required_argument, 0, OPT_BATCH}, {"timing", no_argument, 0, OPT_TIMING},
+      {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   const char *out_dir = NULL;
   static const char *const defaults[] = {RS_DEFAULT_MEASURES};
@@ -294,7 +298,7 @@ int rs_cli_eval(int argc, char **argv)
   /* room for every -m, or for the default set */
   const char **measures = calloc((size_t)argc + n_defaults + 1, sizeof *measures);
   size_t n_measures = 0;
-  int per_query = 0, quiet = 0;
+  int per_query = 0, quiet = 0, timing = 0;
   long threads = 0, top = 10, batch_docs = 0;
   rs__sweep_cfg cfg = {0};
   if (!measures) return RS_EXIT_INPUT;
@@ -307,6 +311,7 @@ int rs_cli_eval(int argc, char **argv)
     case 'm': measures[n_measures++] = optarg; break;
     case OPT_PER_QUERY: per_query = 1; break;
     case OPT_QUIET: quiet = 1; break;
+    case OPT_TIMING: timing = 1; break;
     case OPT_QUERIES:
       if (strcmp(optarg, "judged") == 0) cfg.all_queries = 0;
       else if (strcmp(optarg, "all") == 0) cfg.all_queries = 1;
@@ -351,8 +356,12 @@ int rs_cli_eval(int argc, char **argv)
   progress_state prog = {0};
   int exit_code = RS_EXIT_INPUT;
 
+  rs__sweep_timing tm = {0};
+  const double t_start = rs__seconds();
   if ((rc = rs__corpus_open(argv[optind], &in.corpus, &err))) goto fail;
+  const double t_corpus = rs__seconds();
   if ((rc = gather_runs(&in, argv + optind + 1, (size_t)(argc - optind - 1), &err))) goto fail;
+  const double t_runs = rs__seconds();
   size_t max_k = 0;
   for (size_t i = 0; i < in.n_runs; i++)
     if (!in.runs[i]->csr && in.runs[i]->k > max_k) max_k = in.runs[i]->k;
@@ -365,6 +374,7 @@ int rs_cli_eval(int argc, char **argv)
   }
   per_query_sink sink = {.in = &in, .spec = spec};
   if (per_query) {
+    if ((rc = rs__corpus_load_queries(in.corpus, &err))) goto fail;
     if ((rc = rs__csv_create(out_dir, "per_query.csv", &pq, &err))) goto fail;
     const char *hdr[] = {"run", "query", "measure", "value"};
     for (int i = 0; i < 4; i++) rs__csv_str(pq, hdr[i]);
@@ -386,9 +396,12 @@ int rs_cli_eval(int argc, char **argv)
     cfg.progress = show_progress;
     cfg.progress_ctx = &prog;
   }
+  if (timing) cfg.timing = &tm;
+  const double t_sweep = rs__seconds();
   rc = rs__sweep(&cfg, in.corpus, in.runs, in.n_runs, res, &err);
   if (prog.shown) fputc('\n', stderr);
   if (rc) goto fail;
+  const double t_write = rs__seconds();
   if ((rc = rs__csv_create(out_dir, "aggregate.csv", &agg, &err)) ||
       (rc = write_aggregate(agg, &in, spec, res, &err)) || (rc = rs__csv_create(out_dir, "latency.csv", &lat, &err)) ||
       (rc = write_latency(lat, &in, res, &err)))
@@ -405,6 +418,12 @@ int rs_cli_eval(int argc, char **argv)
   if (!rc && pq) rc = rs__csv_commit(pq, &err);
   pq = NULL;
   if (rc) goto fail;
+  if (timing)
+    fprintf(stderr,
+            "timing (s): open corpus %.3f, open runs %.3f, spec %.3f, setup %.3f, "
+            "score+read %.3f (reader busy %.3f), combine %.3f, %" PRIu64 " batches, write %.3f; total %.3f\n",
+            t_corpus - t_start, t_runs - t_corpus, t_sweep - t_runs, tm.setup, tm.score, tm.read, tm.combine,
+            tm.batches, rs__seconds() - t_write, rs__seconds() - t_start);
   print_leaderboard(&in, spec, res, (size_t)top);
   printf("%swrote %s\n      %s\n", top ? "\n" : "", agg_path, lat_path);
   if (*pq_path) printf("      %s\n", pq_path);

@@ -124,7 +124,7 @@ static rs_code export_run(const rs__corpus *c, const rs__run *r, const char *dir
                         r->path, r->name, q, k, d);
           break;
         }
-        const double s = r->has_score ? b.score[a + k] : (double)(m - k);
+        const double s = r->has_score ? rs__block_score(&b, a + k) : (double)(m - k);
         if (isnan(s)) {
           rc = rs__fail(err, RS_FORMAT, "%s:/runs/%s/score: row %zu, column %zu: expected a number, found NaN",
                         r->path, r->name, q, k);
@@ -168,6 +168,7 @@ int rs_cli_export(int argc, char **argv)
   rs__corpus *corpus = NULL;
   rs__runset extra = {0};
   rs_code rc = rs__corpus_open(argv[optind], &corpus, &err);
+  if (!rc) rc = rs__corpus_load_queries(corpus, &err);
   if (!rc && mkdir(dir, 0777) != 0 && errno != EEXIST)
     rc = rs__fail(&err, RS_IO, "%s: cannot create: %s", dir, strerror(errno));
   if (!rc) rc = export_qrels(corpus, dir, &err);

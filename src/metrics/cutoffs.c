@@ -47,7 +47,7 @@ void rs__eval_cutoffs(const rs__topic *t, const rs_measure_sel *m, double *out)
     for (size_t c = 0; c < nc; c++) out[c] = crel[at(cut[c], n)] > 0 ? 1.0 : 0.0;
     break;
   case RS_M_MAP_CUT:
-    for (size_t c = 0; c < nc; c++) out[c] = t->R ? t->s->aps[at(cut[c], n)] / R : 0.0;
+    for (size_t c = 0; c < nc; c++) out[c] = t->R ? rs__aps_at(t, at(cut[c], n)) / R : 0.0;
     break;
   case RS_M_UNJ:
     for (size_t c = 0; c < nc; c++) out[c] = (double)t->s->cunj[at(cut[c], n)] / (double)cut[c];
@@ -57,7 +57,7 @@ void rs__eval_cutoffs(const rs__topic *t, const rs_measure_sel *m, double *out)
      * ideal is 0, as trec_eval leaves it). */
     ideal_dcg_at_cutoffs(t, cut, nc, out);
     for (size_t c = 0; c < nc; c++) {
-      double dcg = t->s->dcg[at(cut[c], n)], idcg = out[c];
+      double dcg = rs__dcg_at(t, at(cut[c], n)), idcg = out[c];
       out[c] = idcg > 0.0 ? dcg / idcg : dcg;
     }
     break;

@@ -19,7 +19,7 @@ enum {
   RS_NEED_CREL = 1u << 0, /* scratch->crel */
   RS_NEED_CUNJ = 1u << 1, /* scratch->cunj */
   RS_NEED_APS = 1u << 2,  /* scratch->aps */
-  RS_NEED_DCG = 1u << 3   /* scratch->dcg */
+  RS_NEED_DCG = 1u << 3   /* scratch->dcg (and cpos) */
 };
 
 #define RS_MIN_GEO_MEAN 0.00001 /* trec_eval's floor for geometric means */
@@ -37,6 +37,7 @@ typedef struct rs__topic {
   long nonrel_ret; /* retrieved docs with 0 <= grade < L */
   long unj_ret;    /* retrieved docs not pooled or unjudged */
   long n_levels;   /* trec_eval's num_rel_levels: highest grade + 1 */
+  const int32_t *cpos; /* the scratch's cpos, or crel when they coincide */
 } rs__topic;
 
 /* log2(i + 2), the DCG discount of the doc at 0-based rank i. */
@@ -44,6 +45,11 @@ static inline double rs__lg(const rs_plan *plan, size_t i)
 {
   return i < plan->n_lg ? plan->lg[i] : log2((double)(i + 2));
 }
+
+/* Sum of precisions at the relevant docs of the top k, and the DCG of the
+ * top k: the sparse sums read at the count of docs that fed them. */
+static inline double rs__aps_at(const rs__topic *t, size_t k) { return t->s->aps[t->s->crel[k]]; }
+static inline double rs__dcg_at(const rs__topic *t, size_t k) { return t->s->dcg[t->cpos[k]]; }
 
 unsigned rs__kernel_needs(const rs_plan *plan);
 

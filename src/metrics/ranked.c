@@ -8,7 +8,7 @@
 
 static double average_precision(const rs__topic *t)
 {
-  return t->rel_ret ? t->s->aps[t->n] / (double)t->R : 0.0;
+  return t->rel_ret ? rs__aps_at(t, t->n) / (double)t->R : 0.0;
 }
 
 /* Interpolated precision at relevant-doc counts cut[0..nc) (ascending):

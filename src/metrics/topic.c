@@ -38,10 +38,11 @@ rs_code rs_scratch_init(rs_scratch *s, const rs_plan *plan, size_t cap, size_t m
   s->gl = rs__malloc(rs__mul(s->cap_levels, sizeof *s->gl));
   s->gl_tmp = rs__malloc(rs__mul(s->cap_levels, sizeof *s->gl_tmp));
   s->crel = rs__malloc(rs__mul(cap + 1, sizeof *s->crel));
+  s->cpos = rs__malloc(rs__mul(cap + 1, sizeof *s->cpos));
   s->cunj = rs__malloc(rs__mul(cap + 1, sizeof *s->cunj));
   s->aps = rs__malloc(rs__mul(cap + 1, sizeof *s->aps));
   s->dcg = rs__malloc(rs__mul(cap + 1, sizeof *s->dcg));
-  if (!s->crel || !s->cunj || !s->aps || !s->dcg || !s->gl || !s->gl_tmp) {
+  if (!s->crel || !s->cpos || !s->cunj || !s->aps || !s->dcg || !s->gl || !s->gl_tmp) {
     rs_scratch_free(s);
     return rs__fail(err, RS_NOMEM, "out of memory for scratch of %zu ranks", cap);
   }
@@ -52,6 +53,7 @@ void rs_scratch_free(rs_scratch *s)
 {
   if (!s) return;
   free(s->crel);
+  free(s->cpos);
   free(s->cunj);
   free(s->aps);
   free(s->dcg);
@@ -60,9 +62,10 @@ void rs_scratch_free(rs_scratch *s)
   memset(s, 0, sizeof *s);
 }
 
-/* One pass over the ranking builds every prefix array the plan needs.
- * Adding an exact 0.0 leaves a double sum unchanged, so the branch-free
- * sums equal trec_eval's "add only at relevant docs" sums to the bit. */
+/* Builds the prefix arrays the plan needs.  The double sums add a term
+ * only at the docs that carry one, in rank order, exactly as trec_eval
+ * sums them; kept sparse (indexed by the running count of such docs), each
+ * is a dependency chain of a few adds instead of one per rank. */
 static void build_prefixes(rs__topic *t)
 {
   const unsigned needs = t->plan->needs;
@@ -71,8 +74,6 @@ static void build_prefixes(rs__topic *t)
   const int32_t L = (int32_t)t->L;
   int32_t *restrict crel = t->s->crel;
   int32_t *restrict cunj = t->s->cunj;
-  double *restrict aps = t->s->aps;
-  double *restrict dcg = t->s->dcg;
 
   long rel_ret = 0, nonrel_ret = 0, unj_ret = 0;
   for (size_t i = 0; i < n; i++) { /* vectorises: three independent counts */
@@ -84,27 +85,33 @@ static void build_prefixes(rs__topic *t)
   t->nonrel_ret = nonrel_ret;
   t->unj_ret = unj_ret;
 
-  if (needs & (RS_NEED_CREL | RS_NEED_APS)) {
+  if (needs & (RS_NEED_CREL | RS_NEED_APS) || (needs & RS_NEED_DCG && L == 1)) {
     crel[0] = 0;
     for (size_t i = 0; i < n; i++) crel[i + 1] = crel[i] + (rel[i] >= L);
   }
   if (needs & RS_NEED_APS) {
+    double *restrict aps = t->s->aps;
     aps[0] = 0.0;
-    for (size_t i = 0; i < n; i++) {
-      double term = rel[i] >= L ? (double)crel[i + 1] / (double)(i + 1) : 0.0;
-      aps[i + 1] = aps[i] + term;
-    }
+    for (size_t i = 0, j = 0; i < n; i++)
+      if (rel[i] >= L) j++, aps[j] = aps[j - 1] + (double)j / (double)(i + 1);
   }
   if (needs & RS_NEED_CUNJ) {
     cunj[0] = 0;
     for (size_t i = 0; i < n; i++) cunj[i + 1] = cunj[i] + (rel[i] < 0);
   }
   if (needs & RS_NEED_DCG) {
-    dcg[0] = 0.0;
-    for (size_t i = 0; i < n; i++) {
-      double term = rel[i] > 0 ? (double)rel[i] / rs__lg(t->plan, i) : 0.0;
-      dcg[i + 1] = dcg[i] + term;
+    int32_t *restrict cpos = t->s->cpos;
+    double *restrict dcg = t->s->dcg;
+    if (L == 1) { /* grade > 0 is grade >= L: the same counts */
+      t->cpos = crel;
+    } else {
+      cpos[0] = 0;
+      for (size_t i = 0; i < n; i++) cpos[i + 1] = cpos[i] + (rel[i] > 0);
+      t->cpos = cpos;
     }
+    dcg[0] = 0.0;
+    for (size_t i = 0, j = 0; i < n; i++)
+      if (rel[i] > 0) j++, dcg[j] = dcg[j - 1] + (double)rel[i] / rs__lg(t->plan, i);
   }
 }
 

@@ -231,6 +231,13 @@ def write_corpus(d):
         g = f.create_group("runs/bm25")
         g["doc"], g["score"], g["latency"] = docA, scA, latA
         g.attrs["model"], g.attrs["chunk"] = "bm25", np.int64(512)
+        # The same run stored so that it cannot be mapped (chunked + gzip;
+        # big-endian): read through HDF5, it must score as bm25 does.
+        g = f.create_group("runs/bm25_gzip")
+        g.create_dataset("doc", data=docA, chunks=(7, K), compression="gzip")
+        g.create_dataset("score", data=scA, chunks=(7, K), compression="gzip")
+        g = f.create_group("runs/bm25_bigendian")
+        g["doc"], g["score"] = docA.astype(">i4"), scA.astype(">f4")
         g = f.create_group("runs/Dense-int64")
         g["doc"], g["score"] = docB, scB
         g.attrs["model"], g.attrs["top_k"] = 'e5 "large", v2', np.int32(100)
