@@ -717,21 +717,32 @@ static rs_code check_qrels(const rs__corpus *c, size_t nnz, rs_error *err)
       if (d > max_doc) max_doc = d;
     }
   }
-  /* One judgment per (query, doc): stamp each doc with the last query that
-   * judged it, so a repeat within a query is seen in one pass. */
-  uint32_t *stamp = rs__calloc((size_t)max_doc + 1, sizeof *stamp);
-  if (!stamp) return rs__fail(err, RS_NOMEM, "out of memory checking the qrels");
+  /* One judgment per (query, doc).  Queries hold a handful of judgments:
+   * compare them pairwise (in cache); only long ones stamp each doc with
+   * the last query that judged it, in an array over the docs made once. */
+  enum { PAIRWISE_MAX = 48 };
+  uint32_t *stamp = NULL;
   rs_code rc = RS_OK;
   for (size_t i = 0; i < c->nq && !rc; i++) {
-    for (int64_t j = off[i]; j < off[i + 1]; j++) {
-      int32_t d = c->qdoc[j];
-      if (stamp[d] == (uint32_t)i + 1) {
-        rc = rs__fail(err, RS_DUPLICATE, "%s:/qrels/doc: row %" PRId64 " (query \"%s\"): doc index %" PRId32 " %s%s%s judged twice",
-                      c->path, j, rs__corpus_qid(c, i), d, c->has_docs ? "(\"" : "", c->has_docs ? c->doc_id[d] : "",
-                      c->has_docs ? "\")" : "");
-        break;
+    const int64_t a = off[i], b = off[i + 1];
+    int64_t dup = -1;
+    if (b - a <= PAIRWISE_MAX) {
+      for (int64_t j = a + 1; j < b && dup < 0; j++)
+        for (int64_t k = a; k < j; k++)
+          if (c->qdoc[k] == c->qdoc[j]) { dup = j; break; }
+    } else {
+      if (!stamp && !(stamp = rs__calloc((size_t)max_doc + 1, sizeof *stamp)))
+        return rs__fail(err, RS_NOMEM, "out of memory checking the qrels");
+      for (int64_t j = a; j < b && dup < 0; j++) {
+        if (stamp[c->qdoc[j]] == (uint32_t)i + 1) dup = j;
+        stamp[c->qdoc[j]] = (uint32_t)i + 1;
       }
-      stamp[d] = (uint32_t)i + 1;
+    }
+    if (dup >= 0) {
+      const int32_t d = c->qdoc[dup];
+      rc = rs__fail(err, RS_DUPLICATE, "%s:/qrels/doc: row %" PRId64 " (query \"%s\"): doc index %" PRId32 " %s%s%s judged twice",
+                    c->path, dup, rs__corpus_qid(c, i), d, c->has_docs ? "(\"" : "", c->has_docs ? c->doc_id[d] : "",
+                    c->has_docs ? "\")" : "");
     }
   }
   free(stamp);

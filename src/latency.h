@@ -17,10 +17,12 @@ typedef struct rs__latency {
   double mean, p50, p90, p95, p99, p999, max; /* seconds */
 } rs__latency;
 
-/* The p-th percentile (0 <= p <= 100) of sorted[0..n-1], n >= 1. */
+/* The p-th percentile (0 <= p <= 100) of sorted[0..n-1], n >= 1 (only
+ * the two order statistics it reads need to be in place). */
 double rs__percentile_sorted(const double *sorted, size_t n, double p);
 
-/* Sorts x in place and summarises it.  Every value must be finite and >= 0:
+/* Summarises x, reordering it in place (the order statistics the
+ * percentiles need are selected, not the whole array sorted).  Every value must be finite and >= 0:
  * otherwise RS_FORMAT naming `where` and the row. */
 rs_code rs__latency_summarize(double *x, size_t n, const char *where, rs__latency *out, rs_error *err);
 

@@ -35,6 +35,14 @@ typedef struct {
   rs_error err;
 } batch;
 
+/* One slot of the join table: a slot's four fields are read together. */
+typedef struct {
+  uint32_t stamp; /* valid when equal to the thread's gen */
+  int32_t key;    /* doc index */
+  int32_t grade;  /* qrels grade, or RS_REL_UNPOOLED */
+  uint32_t seen;  /* already in the ranking */
+} join_slot;
+
 typedef struct {
   size_t cap, hcap;
   uint32_t *order, *tmp;
@@ -43,11 +51,7 @@ typedef struct {
   /* the row's grade levels (rs_levels) */
   int32_t *lv_grade;
   uint32_t *lv_count;
-  /* (query, doc) table: valid where stamp == gen, so nothing is cleared
-   * between queries. */
-  int32_t *hkey, *hgrade;
-  uint32_t *hstamp;
-  uint8_t *hseen;
+  join_slot *slots; /* [hcap]: the (query, doc) table of score_row */
   uint32_t gen;
   rs__spec_scratch ss;
   int has_ss;
@@ -141,10 +145,7 @@ static void free_thread(thread_state *t)
   free(t->order);
   free(t->tmp);
   free(t->rel);
-  free(t->hkey);
-  free(t->hgrade);
-  free(t->hstamp);
-  free(t->hseen);
+  free(t->slots);
   if (t->has_ss) rs__spec_scratch_free(&t->ss);
   memset(t, 0, sizeof *t);
 }
@@ -163,11 +164,8 @@ static rs_code ensure_thread(engine *e, thread_state *t, size_t len, rs_error *e
   t->score = rs__malloc(rs__mul(cap, sizeof *t->score));
   t->lv_grade = rs__malloc(rs__mul(e->max_levels, sizeof *t->lv_grade));
   t->lv_count = rs__malloc(rs__mul(e->max_levels, sizeof *t->lv_count));
-  t->hkey = rs__malloc(rs__mul(hcap, sizeof *t->hkey));
-  t->hgrade = rs__malloc(rs__mul(hcap, sizeof *t->hgrade));
-  t->hstamp = rs__calloc(hcap, sizeof *t->hstamp);
-  t->hseen = rs__malloc(hcap);
-  if (!t->order || !t->tmp || !t->rel || !t->score || !t->lv_grade || !t->lv_count || !t->hkey || !t->hgrade || !t->hstamp || !t->hseen) {
+  t->slots = rs__calloc(hcap, sizeof *t->slots);
+  if (!t->order || !t->tmp || !t->rel || !t->score || !t->lv_grade || !t->lv_count || !t->slots) {
     free_thread(t);
     return rs__fail(err, RS_NOMEM, "out of memory for rankings of %zu docs", cap);
   }
@@ -257,6 +255,25 @@ static rs_levels row_levels(thread_state *t, const int32_t *restrict grade, size
   return (rs_levels){g, cnt, n};
 }
 
+/* A ranking whose scores never rise needs only its groups of equal scores
+ * put in doc-id order (descending, trec_eval's tie-break); the groups are
+ * short, so each is an insertion sort on integer ranks. */
+static void order_ties(const rs__corpus *c, const int32_t *id_rank, const int32_t *doc, const double *score,
+                       uint32_t *ord, size_t n)
+{
+  for (size_t a = 0; a < n;) {
+    size_t b = a + 1;
+    while (b < n && score[b] == score[a]) b++;
+    for (size_t i = a + 1; i < b; i++) {
+      const uint32_t x = ord[i];
+      size_t j = i;
+      while (j > a && rank_before(c, id_rank, doc, score, ord[j - 1], x) > 0) ord[j] = ord[j - 1], j--;
+      ord[j] = x;
+    }
+    a = b;
+  }
+}
+
 static inline size_t hslot(int32_t doc, size_t mask) { return ((uint32_t)doc * 2654435761u) & mask; }
 
 static void score_row(void *vctx, size_t row, int tid)
@@ -299,8 +316,8 @@ static void score_row(void *vctx, size_t row, int tid)
     } else {
       memcpy(score, sg->blk.score64 + base, n * sizeof *score);
     }
-    unsigned nan = 0;
-    for (size_t j = 0; j < n; j++) nan |= score[j] != score[j];
+    uint64_t nan = 0; /* 64-bit flags: the width of a double, so the loop vectorises */
+    for (size_t j = 0; j < n; j++) nan |= (uint64_t)(score[j] != score[j]);
     if (nan) {
       size_t j = 0;
       while (!isnan(score[j])) j++;
@@ -318,39 +335,47 @@ static void score_row(void *vctx, size_t row, int tid)
     return;
   }
 
-  uint32_t *ord = t->order;
+  uint32_t *restrict ord = t->order;
   for (size_t j = 0; j < n; j++) ord[j] = (uint32_t)j;
   if (score && !e->cfg->ties_stored && qa < qb) {
-    int sorted = 1;
-    for (size_t j = 1; j < n && sorted; j++) sorted = rank_before(c, e->id_rank, doc, score, ord[j - 1], ord[j]) <= 0;
-    if (!sorted) sort_ranking(c, e->id_rank, doc, score, ord, t->tmp, n);
+    /* Stored rankings are nearly always in order already: two reductions
+     * tell, and the doc ids are compared only at tied scores. */
+    uint64_t rising = 0, tied = 0;
+    for (size_t j = 1; j < n; j++) {
+      rising |= (uint64_t)(score[j - 1] < score[j]);
+      tied |= (uint64_t)(score[j - 1] == score[j]);
+    }
+    if (rising) sort_ranking(c, e->id_rank, doc, score, ord, t->tmp, n);
+    else if (tied) order_ties(c, e->id_rank, doc, score, ord, n);
   }
 
-  /* Join against the qrels and catch repeated docs in one table. */
+  /* Join against the qrels and catch repeated docs in one table, whose
+   * slots are valid where stamp == gen (nothing is cleared per query). */
   if (++t->gen == 0) {
-    memset(t->hstamp, 0, t->hcap * sizeof *t->hstamp);
+    for (size_t h = 0; h < t->hcap; h++) t->slots[h].stamp = 0;
     t->gen = 1;
   }
   const uint32_t gen = t->gen;
   const size_t mask = t->hcap - 1;
+  join_slot *restrict tab = t->slots;
   for (size_t j = qa; j < qb; j++) {
     size_t h = hslot(c->qdoc[j], mask);
-    while (t->hstamp[h] == gen) h = (h + 1) & mask;
-    t->hstamp[h] = gen, t->hkey[h] = c->qdoc[j], t->hgrade[h] = c->qgrade[j], t->hseen[h] = 0;
+    while (tab[h].stamp == gen) h = (h + 1) & mask;
+    tab[h] = (join_slot){gen, c->qdoc[j], c->qgrade[j], 0};
   }
   int32_t *restrict rel = t->rel;
   for (size_t r = 0; r < n; r++) {
     const int32_t d = doc[ord[r]];
     size_t h = hslot(d, mask);
-    while (t->hstamp[h] == gen && t->hkey[h] != d) h = (h + 1) & mask;
-    if (t->hstamp[h] != gen) { /* not judged for this query */
-      t->hstamp[h] = gen, t->hkey[h] = d, t->hgrade[h] = RS_REL_UNPOOLED, t->hseen[h] = 1;
+    while (tab[h].stamp == gen && tab[h].key != d) h = (h + 1) & mask;
+    if (tab[h].stamp != gen) { /* not judged for this query */
+      tab[h] = (join_slot){gen, d, RS_REL_UNPOOLED, 1};
       rel[r] = RS_REL_UNPOOLED;
       continue;
     }
-    if (t->hseen[h]) { *status = ROW_DUP, bt->bad_at[row] = (int64_t)ord[r]; return; }
-    t->hseen[h] = 1;
-    const int32_t g = t->hgrade[h];
+    if (tab[h].seen) { *status = ROW_DUP, bt->bad_at[row] = (int64_t)ord[r]; return; }
+    tab[h].seen = 1;
+    const int32_t g = tab[h].grade;
     rel[r] = g < 0 ? RS_REL_UNJUDGED : g;
   }
   if (qa == qb) { *status = ROW_SKIP; return; }

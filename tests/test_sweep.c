@@ -470,6 +470,48 @@ Test(latency, percentiles_match_numpy)
   cr_expect(strstr(err.msg, "f:/runs/a/latency: row 1"), "%s", err.msg);
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The selection (not a sort) gives the same bits as percentiles of the
+ * fully sorted array, with heavy repeats and on sorted and reversed input. */
+Test(latency, selection_equals_full_sort)
+{
+  const size_t n = 100003;
+  double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+  cr_assert(x && y);
+  for (int shape = 0; shape < 3; shape++) {
+    uint64_t st = 12345;
+    for (size_t i = 0; i < n; i++) {
+      st = st * 6364136223846793005ull + 1442695040888963407ull;
+      x[i] = (st >> 40) % 7 == 0 ? 0.0 : (double)((st >> 33) % 5000) * 1e-4; /* many ties, many zeros */
+    }
+    if (shape) {
+      qsort(x, n, sizeof *x, cmp_dbl);
+      for (size_t i = 0; shape == 2 && i < n / 2; i++) {
+        double t = x[i];
+        x[i] = x[n - 1 - i], x[n - 1 - i] = t;
+      }
+    }
+    memcpy(y, x, n * sizeof *y);
+    qsort(y, n, sizeof *y, cmp_dbl);
+    rs__latency l;
+    rs_error err;
+    cr_assert_eq(rs__latency_summarize(x, n, "t", &l, &err), RS_OK);
+    cr_expect_eq(l.p50, rs__percentile_sorted(y, n, 50.0), "shape %d", shape);
+    cr_expect_eq(l.p90, rs__percentile_sorted(y, n, 90.0), "shape %d", shape);
+    cr_expect_eq(l.p95, rs__percentile_sorted(y, n, 95.0), "shape %d", shape);
+    cr_expect_eq(l.p99, rs__percentile_sorted(y, n, 99.0), "shape %d", shape);
+    cr_expect_eq(l.p999, rs__percentile_sorted(y, n, 99.9), "shape %d", shape);
+    cr_expect_eq(l.max, y[n - 1], "shape %d", shape);
+  }
+  free(x);
+  free(y);
+}
+
 /* --- measure names -------------------------------------------------------------------- */
 
 static char *names_of(const char *const *names, size_t n)
