@@ -48,6 +48,9 @@ $(BUILD)/trec_eval: $(BUILD)/ragsweep
 $(BUILD)/gen_sweep: $(BUILD)/datasets/gen_sweep.o $(BUILD)/libragsweep.a
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libragsweep.a $(LDLIBS)
 
+$(BUILD)/bench_core: $(BUILD)/bench/core.o $(BUILD)/libragsweep.a
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libragsweep.a $(LDLIBS)
+
 $(BUILD)/test_all: $(TEST_OBJ) $(BUILD)/libragsweep.a
 	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(BUILD)/libragsweep.a -lcriterion $(LDLIBS)
 
@@ -83,10 +86,18 @@ asan: deps
 	@$(MAKE) --no-print-directory test BUILD=build-asan \
 	  OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
 
+# Benchmarks (README, "Performance"): the metric core against a naive
+# reference and across threads, then whole-process `eval` from HDF5 and
+# `trec_eval` from TREC text, each beside a read-through of the same bytes.
+# Every figure is checked (reference values, identical bytes at every
+# thread count) and appended to bench/results/*.csv with machine and date.
+# BENCH_QUICK=1: small workloads only (a minute, for a smoke test).
+BENCH_QUICK ?=
 bench: deps
-	@$(MAKE) --no-print-directory BUILD=build-bench OPT="-O3 -g -DNDEBUG" build
-	bench/run.sh build-bench
-	bench/sweep.sh build-bench
+	@$(MAKE) --no-print-directory BUILD=build-bench OPT="-O3 -g -DNDEBUG" build build-bench/bench_core
+	build-bench/bench_core $(if $(BENCH_QUICK),--quick)
+	BENCH_SWEEPS="$(if $(BENCH_QUICK),nq,1M 100x100k 10kx1000 nq)" bench/sweep.sh build-bench
+	bench/run.sh build-bench "$(if $(BENCH_QUICK),10000,10000 100000 1000000)"
 
 clean:
 	rm -rf build build-*
@@ -99,7 +110,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/include/ragsweep
 	install -m 644 include/ragsweep/*.h $(DESTDIR)$(PREFIX)/include/ragsweep/
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/datasets/gen_sweep.d
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/datasets/gen_sweep.d $(BUILD)/bench/core.d
 
 # One file owns each dependency; only it sees the dependency's headers.
 $(BUILD)/src/corpus_h5.o: CPPFLAGS += $(HDF5_CFLAGS)

@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "corpus.h"
 #include "numparse.h"
+#include "sched.h"
 
 #include <hdf5.h>
 #include <inttypes.h>
@@ -228,12 +229,12 @@ static rs_code read_strings(hid_t loc, const char *file, const char *name, size_
   }
   ft = H5Dget_type(d);
   space = H5Dget_space(d);
-  ptr = rs__malloc(rs__mul(n, sizeof *ptr));
-  len = rs__malloc(rs__mul(n, sizeof *len));
-  if (!ptr || !len) { rc = rs__fail(err, RS_NOMEM, "%s:%s: out of memory for %zu strings", file, name, n); goto done; }
   mt = H5Tcopy(H5T_C_S1);
   H5Tset_cset(mt, H5Tget_cset(ft));
   if (H5Tis_variable_str(ft) > 0) {
+    ptr = rs__malloc(rs__mul(n, sizeof *ptr));
+    len = rs__malloc(rs__mul(n, sizeof *len));
+    if (!ptr || !len) { rc = rs__fail(err, RS_NOMEM, "%s:%s: out of memory for %zu strings", file, name, n); goto done; }
     H5Tset_size(mt, H5T_VARIABLE);
     vbuf = rs__calloc(n, sizeof *vbuf);
     if (!vbuf) { rc = rs__fail(err, RS_NOMEM, "%s:%s: out of memory", file, name); goto done; }
@@ -257,13 +258,25 @@ static rs_code read_strings(hid_t loc, const char *file, const char *name, size_
       rc = rs__fail(err, RS_IO, "%s:%s: cannot read the strings", file, name);
       goto done;
     }
+    /* Straight into the pool (w + 1 bytes per string at most): no
+     * pointer and length arrays for millions of doc ids. */
+    const int space_pad = H5Tget_strpad(ft) == H5T_STR_SPACEPAD;
+    char **v = rs__malloc(rs__mul(n, sizeof *v) + rs__mul(n, w + 1));
+    if (!v) { rc = rs__fail(err, RS_NOMEM, "%s:%s: out of memory for %zu strings", file, name, n); goto done; }
+    char *p = (char *)(v + n);
     for (size_t i = 0; i < n; i++) {
-      ptr[i] = fbuf + i * w;
+      const char *src = fbuf + i * w;
       size_t l = 0;
-      while (l < w && ptr[i][l]) l++;
-      while (l > 0 && ptr[i][l - 1] == ' ' && H5Tget_strpad(ft) == H5T_STR_SPACEPAD) l--;
-      len[i] = l;
+      while (l < w && src[l]) l++;
+      while (space_pad && l > 0 && src[l - 1] == ' ') l--;
+      memcpy(p, src, l);
+      p[l] = '\0';
+      v[i] = p;
+      p += l + 1;
     }
+    *out = v;
+    *n_out = n;
+    goto done;
   }
   if ((rc = pool_strings(ptr, len, n, out, err))) goto done;
   *n_out = n;
@@ -693,6 +706,53 @@ done:
   return rc;
 }
 
+enum { QCHECK_BLOCK = 4096, QCHECK_PAIRWISE_MAX = 48, QCHECK_RANGE = 1, QCHECK_DUP = 2 };
+
+typedef struct {
+  int64_t bad;     /* first row with a problem, or -1 */
+  int why;         /* QCHECK_RANGE or QCHECK_DUP */
+  int32_t max_doc; /* highest doc index judged in the block */
+} qcheck_block;
+
+typedef struct {
+  const rs__corpus *c;
+  qcheck_block *blk;
+} qcheck_ctx;
+
+/* Checks queries [k * QCHECK_BLOCK, ...): docs in range, and no doc judged
+ * twice by a query with few judgments, compared pairwise in cache (longer
+ * queries are left to the caller). */
+static void qcheck_scan(void *vctx, size_t k, int tid)
+{
+  (void)tid;
+  const qcheck_ctx *x = vctx;
+  const rs__corpus *c = x->c;
+  const uint32_t limit = c->has_docs ? (uint32_t)c->nd : (uint32_t)INT32_MAX;
+  qcheck_block *out = &x->blk[k];
+  const size_t q1 = (k + 1) * QCHECK_BLOCK < c->nq ? (k + 1) * QCHECK_BLOCK : c->nq;
+  int32_t max_doc = -1;
+  out->bad = -1;
+  for (size_t q = k * QCHECK_BLOCK; q < q1; q++) {
+    const int64_t a = c->qoff[q], b = c->qoff[q + 1];
+    for (int64_t j = a; j < b; j++) {
+      const int32_t d = c->qdoc[j];
+      if ((uint32_t)d >= limit) {
+        out->bad = j, out->why = QCHECK_RANGE;
+        goto done;
+      }
+      max_doc = d > max_doc ? d : max_doc;
+      if (b - a <= QCHECK_PAIRWISE_MAX)
+        for (int64_t i = a; i < j; i++)
+          if (c->qdoc[i] == d) {
+            out->bad = j, out->why = QCHECK_DUP;
+            goto done;
+          }
+    }
+  }
+done:
+  out->max_doc = max_doc;
+}
+
 /* The qrels' own invariants: CSR offsets, doc range, one judgment per doc. */
 static rs_code check_qrels(const rs__corpus *c, size_t nnz, rs_error *err)
 {
@@ -707,46 +767,56 @@ static rs_code check_qrels(const rs__corpus *c, size_t nnz, rs_error *err)
   if ((uint64_t)off[c->nq] != nnz)
     return rs__fail(err, RS_FORMAT, "%s:/qrels/offsets: last offset must equal the length of /qrels/doc (%zu), found %" PRId64,
                     c->path, nnz, off[c->nq]);
+  /* The per-query checks run on all threads, in blocks of queries; each
+   * block keeps its first problem, and the first in query order is told. */
+  const size_t n_blocks = (c->nq + QCHECK_BLOCK - 1) / QCHECK_BLOCK;
+  qcheck_block *blk = rs__calloc(n_blocks ? n_blocks : 1, sizeof *blk);
+  if (!blk) return rs__fail(err, RS_NOMEM, "out of memory checking the qrels");
+  qcheck_ctx ctx = {c, blk};
+  rs__parallel_for(n_blocks, rs__threads(0), 1, qcheck_scan, &ctx);
+  int64_t bad = -1;
+  int why = 0;
   int32_t max_doc = -1;
-  for (size_t i = 0; i < c->nq; i++) {
-    for (int64_t j = off[i]; j < off[i + 1]; j++) {
-      int32_t d = c->qdoc[j];
-      if (d < 0 || (c->has_docs && (size_t)d >= c->nd))
-        return rs__fail(err, RS_FORMAT, "%s:/qrels/doc: row %" PRId64 " (query \"%s\"): doc index %" PRId32
-                        " out of range [0, %zu)", c->path, j, rs__corpus_qid(c, i), d, c->has_docs ? c->nd : (size_t)INT32_MAX);
-      if (d > max_doc) max_doc = d;
-    }
+  for (size_t k = 0; k < n_blocks; k++) {
+    if (bad < 0 && blk[k].bad >= 0) bad = blk[k].bad, why = blk[k].why;
+    max_doc = blk[k].max_doc > max_doc ? blk[k].max_doc : max_doc;
   }
-  /* One judgment per (query, doc).  Queries hold a handful of judgments:
-   * compare them pairwise (in cache); only long ones stamp each doc with
-   * the last query that judged it, in an array over the docs made once. */
-  enum { PAIRWISE_MAX = 48 };
+  free(blk);
+  /* Queries with many judgments: each doc stamped with the last query that
+   * judged it (serial; one array over the docs). */
   uint32_t *stamp = NULL;
-  rs_code rc = RS_OK;
-  for (size_t i = 0; i < c->nq && !rc; i++) {
+  for (size_t i = 0; i < c->nq; i++) {
     const int64_t a = off[i], b = off[i + 1];
-    int64_t dup = -1;
-    if (b - a <= PAIRWISE_MAX) {
-      for (int64_t j = a + 1; j < b && dup < 0; j++)
-        for (int64_t k = a; k < j; k++)
-          if (c->qdoc[k] == c->qdoc[j]) { dup = j; break; }
-    } else {
-      if (!stamp && !(stamp = rs__calloc((size_t)max_doc + 1, sizeof *stamp)))
-        return rs__fail(err, RS_NOMEM, "out of memory checking the qrels");
-      for (int64_t j = a; j < b && dup < 0; j++) {
-        if (stamp[c->qdoc[j]] == (uint32_t)i + 1) dup = j;
-        stamp[c->qdoc[j]] = (uint32_t)i + 1;
+    if (bad >= 0 && a > bad) break;
+    if (b - a <= QCHECK_PAIRWISE_MAX) continue;
+    if (!stamp && !(stamp = rs__calloc((size_t)max_doc + 1, sizeof *stamp)))
+      return rs__fail(err, RS_NOMEM, "out of memory checking the qrels");
+    for (int64_t j = a; j < b; j++) {
+      const int32_t d = c->qdoc[j];
+      if (d < 0 || d > max_doc) break; /* out of range: reported below */
+      if (stamp[d] == (uint32_t)i + 1 && (bad < 0 || j < bad)) {
+        bad = j, why = QCHECK_DUP;
+        break;
       }
-    }
-    if (dup >= 0) {
-      const int32_t d = c->qdoc[dup];
-      rc = rs__fail(err, RS_DUPLICATE, "%s:/qrels/doc: row %" PRId64 " (query \"%s\"): doc index %" PRId32 " %s%s%s judged twice",
-                    c->path, dup, rs__corpus_qid(c, i), d, c->has_docs ? "(\"" : "", c->has_docs ? c->doc_id[d] : "",
-                    c->has_docs ? "\")" : "");
+      stamp[d] = (uint32_t)i + 1;
     }
   }
   free(stamp);
-  return rc;
+  if (bad < 0) return RS_OK;
+  size_t q = 0; /* the query of row `bad` */
+  for (size_t lo = 0, hi = c->nq; lo < hi;) {
+    const size_t mid = (lo + hi) / 2;
+    if (off[mid + 1] <= bad) lo = mid + 1;
+    else hi = mid, q = mid;
+  }
+  const int32_t d = c->qdoc[bad];
+  if (why == QCHECK_RANGE)
+    return rs__fail(err, RS_FORMAT, "%s:/qrels/doc: row %" PRId64 " (query \"%s\"): doc index %" PRId32
+                    " out of range [0, %zu)", c->path, bad, rs__corpus_qid(c, q), d,
+                    c->has_docs ? c->nd : (size_t)INT32_MAX);
+  return rs__fail(err, RS_DUPLICATE, "%s:/qrels/doc: row %" PRId64 " (query \"%s\"): doc index %" PRId32 " %s%s%s judged twice",
+                  c->path, bad, rs__corpus_qid(c, q), d, c->has_docs ? "(\"" : "", c->has_docs ? c->doc_id[d] : "",
+                  c->has_docs ? "\")" : "");
 }
 
 rs_code rs__corpus_open(const char *path, rs__corpus **out, rs_error *err)

@@ -114,7 +114,8 @@ static void ev_eval(evaluator *ev, const int32_t *rel, size_t n, const int32_t *
                     size_t n_lv)
 {
   for (size_t i = 0; i <= ev->s.cap; i++) {
-    ev->s.crel[i] = 1000000 + (int32_t)i;
+    ev->s.relpos[i] = 1000000 + (int32_t)i;
+    ev->s.pospos[i] = 3000000 + (int32_t)i;
     ev->s.cunj[i] = 2000000 + (int32_t)i;
     ev->s.aps[i] = NAN;
     ev->s.dcg[i] = NAN;

@@ -154,11 +154,12 @@ typedef struct rs_gain_level {
 /* Scratch for rs_eval_topic; one per thread. */
 typedef struct rs_scratch {
   size_t cap; /* rankings up to this length */
-  int32_t *crel;   /* [cap + 1] relevant docs in the top i */
-  int32_t *cpos;   /* [cap + 1] docs with grade > 0 in the top i (crel when L = 1) */
+  /* A ranking is summarised by where its relevant docs are: a topic has a
+   * few, so the counts and sums at any cutoff are read off these short
+   * lists instead of prefix arrays as long as the ranking. */
+  int32_t *relpos; /* [cap + 1] 0-based ranks of the docs with grade >= L, ascending */
+  int32_t *pospos; /* [cap + 1] ranks of the docs with grade > 0 (relpos when L = 1) */
   int32_t *cunj;   /* [cap + 1] unjudged or unpooled docs in the top i */
-  /* Sums kept only where they change, so each is a chain of a few adds
-   * rather than one add per rank: */
   double *aps;     /* [cap + 1] sum of precision at the first j relevant docs */
   double *dcg;     /* [cap + 1] linear-gain DCG up to the j-th doc with grade > 0 */
   size_t cap_levels;   /* distinct grades per topic plus gain parameters */

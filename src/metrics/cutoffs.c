@@ -26,25 +26,24 @@ static void ideal_dcg_at_cutoffs(const rs__topic *t, const long *cut, size_t n_c
 
 void rs__eval_cutoffs(const rs__topic *t, const rs_measure_sel *m, double *out)
 {
-  const int32_t *crel = t->s->crel;
   const size_t n = t->n, nc = m->n_values;
   const long *cut = m->cut;
   const double R = (double)t->R;
   switch (m->id) {
   case RS_M_P:
-    for (size_t c = 0; c < nc; c++) out[c] = (double)crel[at(cut[c], n)] / (double)cut[c];
+    for (size_t c = 0; c < nc; c++) out[c] = (double)rs__crel_at(t, at(cut[c], n)) / (double)cut[c];
     break;
   case RS_M_RECALL:
-    for (size_t c = 0; c < nc; c++) out[c] = t->R ? (double)crel[at(cut[c], n)] / R : 0.0;
+    for (size_t c = 0; c < nc; c++) out[c] = t->R ? (double)rs__crel_at(t, at(cut[c], n)) / R : 0.0;
     break;
   case RS_M_RELATIVE_P:
     for (size_t c = 0; c < nc; c++) {
       long d = cut[c] < t->R ? cut[c] : t->R;
-      out[c] = t->R ? (double)crel[at(cut[c], n)] / (double)d : 0.0;
+      out[c] = t->R ? (double)rs__crel_at(t, at(cut[c], n)) / (double)d : 0.0;
     }
     break;
   case RS_M_SUCCESS:
-    for (size_t c = 0; c < nc; c++) out[c] = crel[at(cut[c], n)] > 0 ? 1.0 : 0.0;
+    for (size_t c = 0; c < nc; c++) out[c] = rs__crel_at(t, at(cut[c], n)) > 0 ? 1.0 : 0.0;
     break;
   case RS_M_MAP_CUT:
     for (size_t c = 0; c < nc; c++) out[c] = t->R ? rs__aps_at(t, at(cut[c], n)) / R : 0.0;

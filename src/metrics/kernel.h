@@ -16,10 +16,10 @@
 #include "ragsweep/measures.h"
 
 enum {
-  RS_NEED_CREL = 1u << 0, /* scratch->crel */
+  RS_NEED_CREL = 1u << 0, /* scratch->relpos: relevant docs in the top k */
   RS_NEED_CUNJ = 1u << 1, /* scratch->cunj */
   RS_NEED_APS = 1u << 2,  /* scratch->aps */
-  RS_NEED_DCG = 1u << 3   /* scratch->dcg (and cpos) */
+  RS_NEED_DCG = 1u << 3   /* scratch->dcg (and pospos) */
 };
 
 #define RS_MIN_GEO_MEAN 0.00001 /* trec_eval's floor for geometric means */
@@ -37,7 +37,8 @@ typedef struct rs__topic {
   long nonrel_ret; /* retrieved docs with 0 <= grade < L */
   long unj_ret;    /* retrieved docs not pooled or unjudged */
   long n_levels;   /* trec_eval's num_rel_levels: highest grade + 1 */
-  const int32_t *cpos; /* the scratch's cpos, or crel when they coincide */
+  const int32_t *pospos; /* the scratch's pospos, or relpos when they coincide */
+  size_t n_pos;          /* its length: retrieved docs with grade > 0 */
 } rs__topic;
 
 /* log2(i + 2), the DCG discount of the doc at 0-based rank i. */
@@ -46,10 +47,30 @@ static inline double rs__lg(const rs_plan *plan, size_t i)
   return i < plan->n_lg ? plan->lg[i] : log2((double)(i + 2));
 }
 
-/* Sum of precisions at the relevant docs of the top k, and the DCG of the
- * top k: the sparse sums read at the count of docs that fed them. */
-static inline double rs__aps_at(const rs__topic *t, size_t k) { return t->s->aps[t->s->crel[k]]; }
-static inline double rs__dcg_at(const rs__topic *t, size_t k) { return t->s->dcg[t->cpos[k]]; }
+/* How many of the ascending ranks pos[0..n) are below k (binary search:
+ * n is the handful of relevant docs a ranking holds). */
+static inline size_t rs__count_below(const int32_t *pos, size_t n, size_t k)
+{
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    if ((size_t)pos[mid] < k) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* Relevant docs in the top k; the sum of precisions at them; the DCG of
+ * the top k (the sparse sums read at the count of docs that fed them). */
+static inline long rs__crel_at(const rs__topic *t, size_t k)
+{
+  return (long)rs__count_below(t->s->relpos, (size_t)t->rel_ret, k);
+}
+static inline double rs__aps_at(const rs__topic *t, size_t k) { return t->s->aps[rs__crel_at(t, k)]; }
+static inline double rs__dcg_at(const rs__topic *t, size_t k)
+{
+  return t->s->dcg[rs__count_below(t->pospos, t->n_pos, k)];
+}
 
 unsigned rs__kernel_needs(const rs_plan *plan);
 

@@ -50,7 +50,7 @@ void rs__eval_ranked(const rs__topic *t, const rs_measure_sel *m, double *out)
   }
   case RS_M_RPREC: {
     size_t look = n < (size_t)R ? n : (size_t)R;
-    out[0] = look ? (double)t->s->crel[look] / (double)R : 0.0;
+    out[0] = look ? (double)rs__crel_at(t, look) / (double)R : 0.0;
     break;
   }
   case RS_M_RECIP_RANK:

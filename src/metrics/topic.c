@@ -37,12 +37,12 @@ rs_code rs_scratch_init(rs_scratch *s, const rs_plan *plan, size_t cap, size_t m
   s->cap_levels = max_levels + n_params;
   s->gl = rs__malloc(rs__mul(s->cap_levels, sizeof *s->gl));
   s->gl_tmp = rs__malloc(rs__mul(s->cap_levels, sizeof *s->gl_tmp));
-  s->crel = rs__malloc(rs__mul(cap + 1, sizeof *s->crel));
-  s->cpos = rs__malloc(rs__mul(cap + 1, sizeof *s->cpos));
+  s->relpos = rs__malloc(rs__mul(cap + 1, sizeof *s->relpos));
+  s->pospos = rs__malloc(rs__mul(cap + 1, sizeof *s->pospos));
   s->cunj = rs__malloc(rs__mul(cap + 1, sizeof *s->cunj));
   s->aps = rs__malloc(rs__mul(cap + 1, sizeof *s->aps));
   s->dcg = rs__malloc(rs__mul(cap + 1, sizeof *s->dcg));
-  if (!s->crel || !s->cpos || !s->cunj || !s->aps || !s->dcg || !s->gl || !s->gl_tmp) {
+  if (!s->relpos || !s->pospos || !s->cunj || !s->aps || !s->dcg || !s->gl || !s->gl_tmp) {
     rs_scratch_free(s);
     return rs__fail(err, RS_NOMEM, "out of memory for scratch of %zu ranks", cap);
   }
@@ -52,8 +52,8 @@ rs_code rs_scratch_init(rs_scratch *s, const rs_plan *plan, size_t cap, size_t m
 void rs_scratch_free(rs_scratch *s)
 {
   if (!s) return;
-  free(s->crel);
-  free(s->cpos);
+  free(s->relpos);
+  free(s->pospos);
   free(s->cunj);
   free(s->aps);
   free(s->dcg);
@@ -62,18 +62,17 @@ void rs_scratch_free(rs_scratch *s)
   memset(s, 0, sizeof *s);
 }
 
-/* Builds the prefix arrays the plan needs.  The double sums add a term
- * only at the docs that carry one, in rank order, exactly as trec_eval
- * sums them; kept sparse (indexed by the running count of such docs), each
- * is a dependency chain of a few adds instead of one per rank. */
+/* Builds what the plan's measures read: the counts, the ranks of the
+ * relevant (and of the positive-grade) docs, and the sums over them.  The
+ * double sums add a term only at the docs that carry one, in rank order,
+ * exactly as trec_eval sums them; kept sparse (indexed by the running count
+ * of such docs), each is a dependency chain of a few adds, not one per rank. */
 static void build_prefixes(rs__topic *t)
 {
   const unsigned needs = t->plan->needs;
   const int32_t *restrict rel = t->rel;
   const size_t n = t->n;
   const int32_t L = (int32_t)t->L;
-  int32_t *restrict crel = t->s->crel;
-  int32_t *restrict cunj = t->s->cunj;
 
   long rel_ret = 0, nonrel_ret = 0, unj_ret = 0;
   for (size_t i = 0; i < n; i++) { /* vectorises: three independent counts */
@@ -85,33 +84,38 @@ static void build_prefixes(rs__topic *t)
   t->nonrel_ret = nonrel_ret;
   t->unj_ret = unj_ret;
 
+  int32_t *restrict relpos = t->s->relpos;
   if (needs & (RS_NEED_CREL | RS_NEED_APS) || (needs & RS_NEED_DCG && L == 1)) {
-    crel[0] = 0;
-    for (size_t i = 0; i < n; i++) crel[i + 1] = crel[i] + (rel[i] >= L);
+    size_t m = 0; /* branch-free compaction: every rank is written, relevant ones kept */
+    for (size_t i = 0; i < n; i++) relpos[m] = (int32_t)i, m += rel[i] >= L;
   }
   if (needs & RS_NEED_APS) {
     double *restrict aps = t->s->aps;
     aps[0] = 0.0;
-    for (size_t i = 0, j = 0; i < n; i++)
-      if (rel[i] >= L) j++, aps[j] = aps[j - 1] + (double)j / (double)(i + 1);
+    for (size_t j = 0; j < (size_t)rel_ret; j++) aps[j + 1] = aps[j] + (double)(j + 1) / (double)(relpos[j] + 1);
   }
   if (needs & RS_NEED_CUNJ) {
+    int32_t *restrict cunj = t->s->cunj;
     cunj[0] = 0;
     for (size_t i = 0; i < n; i++) cunj[i + 1] = cunj[i] + (rel[i] < 0);
   }
   if (needs & RS_NEED_DCG) {
-    int32_t *restrict cpos = t->s->cpos;
     double *restrict dcg = t->s->dcg;
-    if (L == 1) { /* grade > 0 is grade >= L: the same counts */
-      t->cpos = crel;
+    if (L == 1) { /* grade > 0 is grade >= L: the same ranks */
+      t->pospos = relpos;
+      t->n_pos = (size_t)rel_ret;
     } else {
-      cpos[0] = 0;
-      for (size_t i = 0; i < n; i++) cpos[i + 1] = cpos[i] + (rel[i] > 0);
-      t->cpos = cpos;
+      int32_t *restrict pospos = t->s->pospos;
+      size_t m = 0;
+      for (size_t i = 0; i < n; i++) pospos[m] = (int32_t)i, m += rel[i] > 0;
+      t->pospos = pospos;
+      t->n_pos = m;
     }
     dcg[0] = 0.0;
-    for (size_t i = 0, j = 0; i < n; i++)
-      if (rel[i] > 0) j++, dcg[j] = dcg[j - 1] + (double)rel[i] / rs__lg(t->plan, i);
+    for (size_t j = 0; j < t->n_pos; j++) {
+      const size_t i = (size_t)t->pospos[j];
+      dcg[j + 1] = dcg[j] + (double)rel[i] / rs__lg(t->plan, i);
+    }
   }
 }
 
