@@ -455,7 +455,9 @@ static uint64_t direct_addr(const rs__h5file *f, hid_t d, hid_t native, size_t e
       H5Pget_external_count(dcpl) != 0 || H5Tequal(type, native) <= 0)
     goto done;
   haddr_t a = H5Dget_offset(d);
-  if (a == HADDR_UNDEF || a == 0 || a > f->size || n_elems > (f->size - a) / esize) goto done;
+  /* Elements must be aligned to be read in place (h5py's files often are
+   * not: those datasets are read through HDF5). */
+  if (a == HADDR_UNDEF || a == 0 || a % esize != 0 || a > f->size || n_elems > (f->size - a) / esize) goto done;
   unsigned char via_hdf5[8], via_file[8];
   hid_t fs = H5Dget_space(d), ms = H5Screate_simple(1, (hsize_t[]){1}, NULL);
   int ndims = fs >= 0 ? H5Sget_simple_extent_ndims(fs) : -1;
@@ -1115,7 +1117,13 @@ rs_code rs__h5w_create(const char *path, int corpus, rs__h5w **out, rs_error *er
   snprintf(w->tmp, len, "%s.tmp.%ld", path, (long)getpid());
   w->lcpl = H5Pcreate(H5P_LINK_CREATE);
   H5Pset_create_intermediate_group(w->lcpl, 1);
-  if ((w->fid = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)) < 0) {
+  /* Datasets of 64 KiB or more start on a 4 KiB boundary, so that readers
+   * can map their elements in place (rs__run_read needs aligned elements). */
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5Pset_alignment(fapl, 65536, 4096);
+  w->fid = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  H5Pclose(fapl);
+  if (w->fid < 0) {
     rs_code rc = rs__fail(err, RS_IO, "%s: cannot create (as %s)", path, w->tmp);
     H5Pclose(w->lcpl);
     free(w->tmp);

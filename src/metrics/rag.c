@@ -2,6 +2,7 @@
  * with a cutoff, DCG, nDCG with exponential gain and Judged@k.  Each is a
  * short walk over the top k of the ranking; nothing allocates. */
 #include <math.h>
+#include <stdint.h>
 
 #include "kernel.h"
 
@@ -42,14 +43,21 @@ static double ideal_dcg_at(const rs_plan *plan, const rs_levels *lv, long k, int
 void rs_eval_rag(const rs_plan *plan, const rs_rag_measure *m, size_t n_measures, const int32_t *rel, size_t n,
                  const rs_levels *lv, double *out)
 {
+  /* RR@k of every cutoff reads one walk: the rank of the first relevant
+   * doc, found once per relevance level (lists share their level). */
+  long first_level = 0;
+  size_t first = SIZE_MAX;
   for (size_t j = 0; j < n_measures; j++) {
     const long k = m[j].cutoff;
     const size_t t = top(k, n);
     switch (m[j].kind) {
     case RS_RAG_RR_CUT: {
-      size_t i = 0;
-      while (i < t && rel[i] < m[j].level) i++;
-      out[j] = i < t ? 1.0 / (double)(i + 1) : 0.0;
+      if (first == SIZE_MAX || first_level != m[j].level) {
+        first_level = m[j].level;
+        first = 0;
+        while (first < n && rel[first] < first_level) first++;
+      }
+      out[j] = first < t ? 1.0 / (double)(first + 1) : 0.0;
       break;
     }
     case RS_RAG_DCG: out[j] = dcg_at(plan, rel, n, k, m[j].exp_gain); break;
