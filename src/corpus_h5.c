@@ -181,27 +181,30 @@ static rs_code pool_strings(const char *const *src, const size_t *len, size_t n,
   return RS_OK;
 }
 
-/* Checks that `name` is a 1-D string dataset (of `want` strings unless
- * want is SIZE_MAX) and gives its length, without reading it. */
+/* Checks that the opened dataset d is 1-D strings (`want` of them unless
+ * want is SIZE_MAX) and gives its length. */
+static rs_code check_strings(hid_t d, const char *file, const char *name, size_t want, size_t *n_out, rs_error *err)
+{
+  dset_info di;
+  rs_code rc = dset_describe(d, file, name, &di, err);
+  if (rc) return rc;
+  if (di.cls != H5T_STRING || di.rank != 1)
+    return rs__fail(err, RS_FORMAT, "%s:%s: expected 1-D strings, found %d-D %s", file, name, di.rank,
+                    class_name(di.cls));
+  if (want != SIZE_MAX && (size_t)di.dims[0] != want)
+    return rs__fail(err, RS_FORMAT, "%s:%s: expected %zu strings (one per query), found %zu", file, name, want,
+                    (size_t)di.dims[0]);
+  *n_out = (size_t)di.dims[0];
+  return RS_OK;
+}
+
+/* As check_strings, for a dataset given by name: its layout, not its data. */
 static rs_code describe_strings(hid_t loc, const char *file, const char *name, size_t want, size_t *n_out,
                                 rs_error *err)
 {
   hid_t d = -1;
-  dset_info di;
   rs_code rc = open_dset(loc, file, name, name, &d, err);
-  if (rc || (rc = dset_describe(d, file, name, &di, err))) goto done;
-  if (di.cls != H5T_STRING || di.rank != 1) {
-    rc = rs__fail(err, RS_FORMAT, "%s:%s: expected 1-D strings, found %d-D %s", file, name, di.rank,
-                  class_name(di.cls));
-    goto done;
-  }
-  if (want != SIZE_MAX && (size_t)di.dims[0] != want) {
-    rc = rs__fail(err, RS_FORMAT, "%s:%s: expected %zu strings (one per query), found %zu", file, name, want,
-                  (size_t)di.dims[0]);
-    goto done;
-  }
-  *n_out = (size_t)di.dims[0];
-done:
+  if (!rc) rc = check_strings(d, file, name, want, n_out, err);
   close_id(d);
   return rc;
 }
@@ -214,19 +217,9 @@ static rs_code read_strings(hid_t loc, const char *file, const char *name, size_
   char **vbuf = NULL, *fbuf = NULL;
   const char **ptr = NULL;
   size_t *len = NULL;
-  dset_info di;
+  size_t n = 0;
   rs_code rc = open_dset(loc, file, name, name, &d, err);
-  if (rc || (rc = dset_describe(d, file, name, &di, err))) goto done;
-  if (di.cls != H5T_STRING || di.rank != 1) {
-    rc = rs__fail(err, RS_FORMAT, "%s:%s: expected 1-D strings, found %d-D %s", file, name, di.rank,
-                  class_name(di.cls));
-    goto done;
-  }
-  const size_t n = (size_t)di.dims[0];
-  if (want != SIZE_MAX && n != want) {
-    rc = rs__fail(err, RS_FORMAT, "%s:%s: expected %zu strings (one per query), found %zu", file, name, want, n);
-    goto done;
-  }
+  if (rc || (rc = check_strings(d, file, name, want, &n, err))) goto done;
   ft = H5Dget_type(d);
   space = H5Dget_space(d);
   mt = H5Tcopy(H5T_C_S1);
@@ -249,7 +242,7 @@ static rs_code read_strings(hid_t loc, const char *file, const char *name, size_
       len[i] = strlen(ptr[i]);
     }
   } else {
-    const size_t w = di.size;
+    const size_t w = H5Tget_size(ft);
     H5Tset_size(mt, w);
     H5Tset_strpad(mt, H5Tget_strpad(ft));
     fbuf = rs__malloc(rs__mul(n, w));
