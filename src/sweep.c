@@ -203,16 +203,24 @@ static inline int rank_before(const rs__corpus *c, const int32_t *id_rank, const
   return (b > a) - (b < a);
 }
 
+/* Sorts ord[a..b) into trec_eval's order: O(length + swaps), the right
+ * sort for nearly sorted rankings and short groups of tied scores. */
+static void insertion_sort(const rs__corpus *c, const int32_t *id_rank, const int32_t *doc, const double *score,
+                           uint32_t *ord, size_t a, size_t b)
+{
+  for (size_t i = a + 1; i < b; i++) {
+    const uint32_t x = ord[i];
+    size_t j = i;
+    while (j > a && rank_before(c, id_rank, doc, score, ord[j - 1], x) > 0) ord[j] = ord[j - 1], j--;
+    ord[j] = x;
+  }
+}
+
 static void sort_ranking(const rs__corpus *c, const int32_t *id_rank, const int32_t *doc, const double *score, uint32_t *ord, uint32_t *tmp,
                          size_t n)
 {
   if (n <= 256) { /* stored rankings are nearly sorted (ties out of order): insertion sort is O(n + swaps) */
-    for (size_t i = 1; i < n; i++) {
-      const uint32_t x = ord[i];
-      size_t j = i;
-      while (j > 0 && rank_before(c, id_rank, doc, score, ord[j - 1], x) > 0) ord[j] = ord[j - 1], j--;
-      ord[j] = x;
-    }
+    insertion_sort(c, id_rank, doc, score, ord, 0, n);
     return;
   }
   for (size_t w = 1; w < n; w *= 2) { /* stable bottom-up merge sort */
@@ -264,12 +272,7 @@ static void order_ties(const rs__corpus *c, const int32_t *id_rank, const int32_
   for (size_t a = 0; a < n;) {
     size_t b = a + 1;
     while (b < n && score[b] == score[a]) b++;
-    for (size_t i = a + 1; i < b; i++) {
-      const uint32_t x = ord[i];
-      size_t j = i;
-      while (j > a && rank_before(c, id_rank, doc, score, ord[j - 1], x) > 0) ord[j] = ord[j - 1], j--;
-      ord[j] = x;
-    }
+    insertion_sort(c, id_rank, doc, score, ord, a, b);
     a = b;
   }
 }

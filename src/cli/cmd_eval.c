@@ -418,12 +418,13 @@ int rs_cli_eval(int argc, char **argv)
   if (!rc && pq) rc = rs__csv_commit(pq, &err);
   pq = NULL;
   if (rc) goto fail;
+  const double t_end = rs__seconds();
   if (timing)
     fprintf(stderr,
             "timing (s): open corpus %.3f, open runs %.3f, spec %.3f, setup %.3f, "
             "score+read %.3f (reader busy %.3f), combine %.3f, %" PRIu64 " batches, write %.3f; total %.3f\n",
             t_corpus - t_start, t_runs - t_corpus, t_sweep - t_runs, tm.setup, tm.score, tm.read, tm.combine,
-            tm.batches, rs__seconds() - t_write, rs__seconds() - t_start);
+            tm.batches, t_end - t_write, t_end - t_start);
   print_leaderboard(&in, spec, res, (size_t)top);
   printf("%swrote %s\n      %s\n", top ? "\n" : "", agg_path, lat_path);
   if (*pq_path) printf("      %s\n", pq_path);
