@@ -228,8 +228,11 @@ static rs_code parse_trec(const char *arg, item_list *l, rs_error *err)
   if (!rc) rc = rs_plan_finish(&tmp, 0, err);
   if (rc) {
     rs_plan_free(&tmp);
+    /* The trec_eval parser's reason, copied: rs__fail writes into err->msg. */
+    char why[sizeof err->msg] = "";
+    if (err) snprintf(why, sizeof why, "%s", err->msg);
     return rs__fail(err, RS_USAGE, "measure '%s': unknown (expected an ir_measures name such as nDCG@10, or a trec_eval "
-                    "measure such as ndcg_cut.10): %s", arg, err ? err->msg : "");
+                    "measure such as ndcg_cut.10): %s", arg, why);
   }
   for (size_t s = 0; s < tmp.n_sel && !rc; s++) {
     const rs_measure_sel *m = &tmp.sel[s];
@@ -385,6 +388,9 @@ rs_code rs__spec_build(const char *const *names, size_t n_names, size_t max_rank
   /* Hidden values behind the num_q_* counts of aggregate.csv. */
   if (!rc) rc = push(&l, (item){.f = F_P, .level = 1, .cut = 1, .name = strdup(" P@1")}, err);
   if (!rc) rc = push(&l, (item){.f = F_NUMRELRET, .level = 1, .name = strdup(" NumRelRet")}, err);
+  /* ... and behind worst.csv: the first relevant rank (1 / RR) and NumRel. */
+  if (!rc) rc = push(&l, (item){.f = F_RR, .level = 1, .name = strdup(" RR")}, err);
+  if (!rc) rc = push(&l, (item){.f = F_NUMREL, .level = 1, .name = strdup(" NumRel")}, err);
   if (rc) goto done;
 
   /* 1. What each plan computes. */
@@ -502,6 +508,8 @@ rs_code rs__spec_build(const char *const *names, size_t n_names, size_t max_rank
     s->n_out = n_visible;
     s->hidden_p1 = n_visible;
     s->hidden_relret = n_visible + 1;
+    s->hidden_rr = n_visible + 2;
+    s->hidden_numrel = n_visible + 3;
     for (size_t p = 0; p < s->n_plans; p++) {
       s->plans[p].out = s->n_work;
       s->n_work += s->plans[p].plan.n_values + s->plans[p].n_rag;

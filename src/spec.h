@@ -44,7 +44,9 @@ typedef struct rs__spec {
   size_t n_plans;
   rs__req *req; /* n_out visible values, then the hidden ones below */
   size_t n_req, n_out;
-  size_t hidden_p1, hidden_relret; /* req indexes of P@1 and NumRelRet at level 1 */
+  /* req indexes of hidden values at level 1: P@1 and NumRelRet (the
+   * num_q_* counts), RR and NumRel (worst.csv) */
+  size_t hidden_p1, hidden_relret, hidden_rr, hidden_numrel;
   size_t n_work; /* length of the per-query work vector (all plans' values and rag values) */
 } rs__spec;
 

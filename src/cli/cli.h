@@ -8,13 +8,16 @@ enum {
   RS_EXIT_OK = 0,
   RS_EXIT_USAGE = 1,   /* bad option, unknown measure */
   RS_EXIT_INPUT = 2,   /* unreadable or malformed input */
+  RS_EXIT_GATE = 3,    /* eval/compare: a quality gate (--gate, --fail-if-worse-than) failed */
   RS_EXIT_TOPIC = 4    /* duplicate docs, or a judged topic missing from the run */
 };
 
 int rs_cli_trec_eval(int argc, char **argv, const char *prog);
 int rs_cli_eval(int argc, char **argv);
+int rs_cli_compare(int argc, char **argv);
 int rs_cli_check(int argc, char **argv);
 int rs_cli_import(int argc, char **argv);
 int rs_cli_export(int argc, char **argv);
+int rs_cli_table(int argc, char **argv);
 
 #endif

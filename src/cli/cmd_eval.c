@@ -12,10 +12,13 @@
 
 #include "cli.h"
 #include "corpus.h"
-#include "output_csv.h"
+#include "csvio.h"
+#include "gate.h"
 #include "sched.h"
 #include "spec.h"
 #include "sweep.h"
+#include "sweep_io.h"
+#include "worst.h"
 
 static void help(FILE *f)
 {
@@ -44,101 +47,22 @@ static void help(FILE *f)
           "      --top N            leaderboard rows on stdout (default 10; 0: none)\n"
           "      --quiet            no progress on stderr\n"
           "      --timing           print where the time went on stderr\n"
+          "      --gate 'M>=X'      quality gate (repeatable; >=, >, <=, <): prints a check line per\n"
+          "                         configuration, writes OUTDIR/gates.csv, exit status 3 if any fails\n"
+          "      --worst N          write OUTDIR/worst.csv: per run and measure the N worst queries\n"
+          "                         (value, first relevant rank, relevant count), and the queries\n"
+          "                         with no relevant doc retrieved\n"
           "  -h, --help             this help\n"
           "\n"
-          "exit status: 0 ok; 1 usage; 2 unreadable, malformed or inconsistent input.\n");
-}
-
-static int mkdir_p(const char *dir)
-{
-  char buf[4096];
-  size_t n = strlen(dir);
-  if (n == 0 || n >= sizeof buf) return -1;
-  memcpy(buf, dir, n + 1);
-  for (size_t i = 1; i <= n; i++) {
-    if (buf[i] != '/' && buf[i] != '\0') continue;
-    char c = buf[i];
-    buf[i] = '\0';
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-    buf[i] = c;
-  }
-  struct stat st;
-  return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
-}
-
-/* --- the runs and their attribute columns ------------------------------------ */
-
-typedef struct {
-  rs__corpus *corpus;
-  rs__runset *files;
-  size_t n_files;
-  const rs__run **runs;
-  size_t n_runs;
-  char **keys; /* attribute columns: union of keys, bytewise order */
-  size_t n_keys;
-} sweep_input;
-
-static void input_free(sweep_input *in)
-{
-  for (size_t i = 0; i < in->n_files; i++) rs__runset_close(&in->files[i]);
-  free(in->files);
-  free(in->runs);
-  free(in->keys);
-  rs__corpus_close(in->corpus);
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-static rs_code gather_runs(sweep_input *in, char **paths, size_t n_paths, rs_error *err)
-{
-  if (!(in->files = calloc(n_paths ? n_paths : 1, sizeof *in->files)))
-    return rs__fail(err, RS_NOMEM, "out of memory");
-  for (size_t i = 0; i < n_paths; i++) {
-    rs_code rc = rs__runset_open(paths[i], in->corpus->nq, &in->files[i], err);
-    if (rc) return rc;
-    in->n_files++;
-  }
-  size_t total = in->corpus->runs.n;
-  for (size_t i = 0; i < in->n_files; i++) total += in->files[i].n;
-  if (!(in->runs = calloc(total ? total : 1, sizeof *in->runs))) return rs__fail(err, RS_NOMEM, "out of memory");
-  for (size_t i = 0; i < in->corpus->runs.n; i++) in->runs[in->n_runs++] = &in->corpus->runs.run[i];
-  for (size_t f = 0; f < in->n_files; f++)
-    for (size_t i = 0; i < in->files[f].n; i++) in->runs[in->n_runs++] = &in->files[f].run[i];
-  for (size_t i = 0; i < in->n_runs; i++)
-    for (size_t j = 0; j < i; j++)
-      if (strcmp(in->runs[i]->name, in->runs[j]->name) == 0)
-        return rs__fail(err, RS_FORMAT, "run '%s' is in both %s and %s; run names must be unique", in->runs[i]->name,
-                        in->runs[j]->path, in->runs[i]->path);
-  size_t n_all = 0;
-  for (size_t i = 0; i < in->n_runs; i++) n_all += in->runs[i]->n_attrs;
-  if (!(in->keys = calloc(n_all ? n_all : 1, sizeof *in->keys))) return rs__fail(err, RS_NOMEM, "out of memory");
-  for (size_t i = 0; i < in->n_runs; i++)
-    for (size_t a = 0; a < in->runs[i]->n_attrs; a++) in->keys[in->n_keys++] = in->runs[i]->attrs[a].key;
-  qsort(in->keys, in->n_keys, sizeof *in->keys, cmp_str);
-  size_t k = 0;
-  for (size_t i = 0; i < in->n_keys; i++)
-    if (k == 0 || strcmp(in->keys[k - 1], in->keys[i]) != 0) in->keys[k++] = in->keys[i];
-  in->n_keys = k;
-  return RS_OK;
-}
-
-static const char *attr_text(const rs__run *r, const char *key)
-{
-  for (size_t a = 0; a < r->n_attrs; a++)
-    if (strcmp(r->attrs[a].key, key) == 0) return r->attrs[a].text;
-  return "";
-}
-
-static void run_columns(rs__csv *w, const sweep_input *in, const rs__run *r)
-{
-  rs__csv_str(w, r->name);
-  for (size_t k = 0; k < in->n_keys; k++) rs__csv_str(w, attr_text(r, in->keys[k]));
+          "exit status: 0 ok; 1 usage; 2 unreadable, malformed or inconsistent input;\n"
+          "3 a --gate failed (every output is still written).\n");
 }
 
 /* --- outputs --------------------------------------------------------------------- */
 
 typedef struct {
-  rs__csv *w;
+  rs__csv *w;        /* per_query.csv, or NULL */
+  worst_file *worst; /* worst.csv, or NULL */
   const sweep_input *in;
   const rs__spec *spec;
 } per_query_sink;
@@ -146,40 +70,17 @@ typedef struct {
 static rs_code write_per_query(void *ctx, size_t run, size_t query, const double *v, rs_error *err)
 {
   per_query_sink *s = ctx;
-  for (size_t k = 0; k < s->spec->n_out; k++) {
+  if (s->worst) {
+    rs_code rc = worst_add(s->worst, run, s->in->runs[run]->name, query, v, err);
+    if (rc) return rc;
+  }
+  for (size_t k = 0; s->w && k < s->spec->n_out; k++) {
     rs__csv_str(s->w, s->in->runs[run]->name);
     rs__csv_str(s->w, s->in->corpus->query_id[query]);
     rs__csv_str(s->w, s->spec->req[k].name);
     rs__csv_num(s->w, v[k]);
     rs_code rc = rs__csv_end_row(s->w, err);
     if (rc) return rc;
-  }
-  return RS_OK;
-}
-
-static rs_code write_aggregate(rs__csv *w, const sweep_input *in, const rs__spec *spec, const rs__run_result *res,
-                               rs_error *err)
-{
-  rs_code rc;
-  rs__csv_str(w, "run");
-  for (size_t k = 0; k < in->n_keys; k++) rs__csv_str(w, in->keys[k]);
-  rs__csv_str(w, "measure");
-  rs__csv_str(w, "value");
-  if ((rc = rs__csv_end_row(w, err))) return rc;
-  for (size_t r = 0; r < in->n_runs; r++) {
-    for (size_t k = 0; k < spec->n_out + 3; k++) {
-      run_columns(w, in, in->runs[r]);
-      if (k < spec->n_out) {
-        rs__csv_str(w, spec->req[k].name);
-        rs__csv_num(w, res[r].value[k]);
-      } else {
-        static const char *const counts[] = {"num_q", "num_q_no_rel_ret", "num_q_perfect_P@1"};
-        const size_t v[] = {res[r].num_q, res[r].no_rel_ret, res[r].perfect_p1};
-        rs__csv_str(w, counts[k - spec->n_out]);
-        rs__csv_uint(w, v[k - spec->n_out]);
-      }
-      if ((rc = rs__csv_end_row(w, err))) return rc;
-    }
   }
   return RS_OK;
 }
@@ -195,7 +96,7 @@ static rs_code write_latency(rs__csv *w, const sweep_input *in, const rs__run_re
   for (size_t r = 0; r < in->n_runs; r++) {
     if (!res[r].has_latency) continue;
     const rs__latency *l = &res[r].latency;
-    run_columns(w, in, in->runs[r]);
+    csv_run_columns(w, in, r);
     rs__csv_uint(w, l->n);
     const double ms[] = {l->mean, l->p50, l->p90, l->p95, l->p99, l->p999, l->max};
     for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) rs__csv_num(w, ms[k] * 1000.0);
@@ -270,17 +171,7 @@ static void show_progress(void *ctx, size_t run, size_t n_runs, uint64_t done, u
 
 /* --------------------------------------------------------------------------- */
 
-enum { OPT_PER_QUERY = 256, OPT_QUERIES, OPT_TIES, OPT_THREADS, OPT_TOP, OPT_QUIET, OPT_BATCH, OPT_TIMING };
-
-static int parse_count(const char *s, long min, long *out)
-{
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (end == s || *end || errno || v < min) return 0;
-  *out = v;
-  return 1;
-}
+enum { OPT_PER_QUERY = 256, OPT_QUERIES, OPT_TIES, OPT_THREADS, OPT_TOP, OPT_QUIET, OPT_BATCH, OPT_TIMING, OPT_GATE, OPT_WORST };
 
 int rs_cli_eval(int argc, char **argv)
 {
@@ -290,6 +181,7 @@ int rs_cli_eval(int argc, char **argv)
       {"ties", required_argument, 0, OPT_TIES},     {"threads", required_argument, 0, OPT_THREADS},
       {"top", required_argument, 0, OPT_TOP},       {"quiet", no_argument, 0, OPT_QUIET},
       {"batch-docs", required_argument, 0, OPT_BATCH}, {"timing", no_argument, 0, OPT_TIMING},
+      {"gate", required_argument, 0, OPT_GATE},     {"worst", required_argument, 0, OPT_WORST},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   const char *out_dir = NULL;
@@ -297,11 +189,19 @@ int rs_cli_eval(int argc, char **argv)
   const size_t n_defaults = sizeof defaults / sizeof *defaults;
   /* room for every -m, or for the default set */
   const char **measures = calloc((size_t)argc + n_defaults + 1, sizeof *measures);
-  size_t n_measures = 0;
+  const char **gate_text = calloc((size_t)argc + 1, sizeof *gate_text);
+  size_t n_measures = 0, n_gates = 0;
   int per_query = 0, quiet = 0, timing = 0;
-  long threads = 0, top = 10, batch_docs = 0;
+  long threads = 0, top = 10, batch_docs = 0, n_worst = 0;
   rs__sweep_cfg cfg = {0};
-  if (!measures) return RS_EXIT_INPUT;
+  rs_error err = {0};
+  rs_code rc;
+  gate *gates = NULL;
+  if (!measures || !gate_text) {
+    free(measures);
+    free(gate_text);
+    return RS_EXIT_INPUT;
+  }
   int c;
   optind = 1;
   opterr = 0;
@@ -331,25 +231,47 @@ int rs_cli_eval(int argc, char **argv)
     case OPT_BATCH:
       if (!parse_count(optarg, 1, &batch_docs)) goto bad_value;
       break;
+    case OPT_GATE: gate_text[n_gates++] = optarg; break;
+    case OPT_WORST:
+      if (!parse_count(optarg, 1, &n_worst)) goto bad_value;
+      break;
     case 'h':
       help(stdout);
       free(measures);
+      free(gate_text);
       return RS_EXIT_OK;
     default:
       fprintf(stderr, "ragsweep eval: unknown option '%s' (see 'ragsweep eval --help')\n", argv[optind - 1]);
       free(measures);
+      free(gate_text);
       return RS_EXIT_USAGE;
     }
   }
   if (optind >= argc || !out_dir) {
     fprintf(stderr, "ragsweep eval: expected CORPUS.h5 [RUNS.h5 ...] -o OUTDIR (see 'ragsweep eval --help')\n");
     free(measures);
+    free(gate_text);
     return RS_EXIT_USAGE;
   }
+  if (!(gates = calloc(n_gates + 1, sizeof *gates))) {
+    free(measures);
+    free(gate_text);
+    return RS_EXIT_INPUT;
+  }
+  for (size_t i = 0; i < n_gates; i++)
+    if ((rc = gate_parse(gate_text[i], &gates[i], &err))) {
+      fprintf(stderr, "ragsweep eval: %s\n", err.msg);
+      for (size_t j = 0; j < i; j++) gate_free(&gates[j]);
+      free(gates);
+      free(measures);
+      free(gate_text);
+      return RS_EXIT_USAGE;
+    }
 
-  rs_error err = {0};
-  rs_code rc;
   sweep_input in = {0};
+  worst_file *worst = NULL;
+  gate_report gr = {0};
+  const char **run_names = NULL, **measure_names = NULL;
   rs__spec *spec = NULL;
   rs__run_result *res = NULL;
   rs__csv *agg = NULL, *lat = NULL, *pq = NULL;
@@ -358,31 +280,31 @@ int rs_cli_eval(int argc, char **argv)
 
   rs__sweep_timing tm = {0};
   const double t_start = rs__seconds();
-  if ((rc = rs__corpus_open(argv[optind], &in.corpus, &err))) goto fail;
-  const double t_corpus = rs__seconds();
-  if ((rc = gather_runs(&in, argv + optind + 1, (size_t)(argc - optind - 1), &err))) goto fail;
-  const double t_runs = rs__seconds();
-  size_t max_k = 0;
-  for (size_t i = 0; i < in.n_runs; i++)
-    if (!in.runs[i]->csr && in.runs[i]->k > max_k) max_k = in.runs[i]->k;
+  if ((rc = sweep_input_open(&in, argv[optind], argv + optind + 1, (size_t)(argc - optind - 1), &err))) goto fail;
+  const double t_corpus = rs__seconds(), t_runs = t_corpus;
+  const size_t max_k = sweep_input_max_k(&in);
   if (n_measures == 0)
     for (size_t i = 0; i < n_defaults; i++) measures[n_measures++] = defaults[i];
-  if ((rc = rs__spec_build(measures, n_measures, max_k ? max_k : 1000, &spec, &err))) goto fail;
+  if ((rc = gate_spec(measures, n_measures, gates, n_gates, max_k ? max_k : 1000, &spec, &err))) goto fail;
   if (mkdir_p(out_dir) != 0) {
     rc = rs__fail(&err, RS_IO, "%s: cannot create the output folder: %s", out_dir, strerror(errno));
     goto fail;
   }
   per_query_sink sink = {.in = &in, .spec = spec};
-  if (per_query) {
+  if (per_query || n_worst) {
     if ((rc = rs__corpus_load_queries(in.corpus, &err))) goto fail;
+    cfg.per_query = write_per_query;
+    cfg.per_query_ctx = &sink;
+  }
+  if (per_query) {
     if ((rc = rs__csv_create(out_dir, "per_query.csv", &pq, &err))) goto fail;
     const char *hdr[] = {"run", "query", "measure", "value"};
     for (int i = 0; i < 4; i++) rs__csv_str(pq, hdr[i]);
     if ((rc = rs__csv_end_row(pq, &err))) goto fail;
     sink.w = pq;
-    cfg.per_query = write_per_query;
-    cfg.per_query_ctx = &sink;
   }
+  if (n_worst && (rc = worst_open(&worst, out_dir, (size_t)n_worst, spec, in.corpus, &err))) goto fail;
+  sink.worst = worst;
   if (!(res = calloc(in.n_runs ? in.n_runs : 1, sizeof *res))) {
     rc = rs__fail(&err, RS_NOMEM, "out of memory");
     goto fail;
@@ -402,9 +324,15 @@ int rs_cli_eval(int argc, char **argv)
   if (prog.shown) fputc('\n', stderr);
   if (rc) goto fail;
   const double t_write = rs__seconds();
+  if (!(run_names = calloc(in.n_runs + 1, sizeof *run_names)) || !(measure_names = calloc(spec->n_out + 1, sizeof *measure_names))) {
+    rc = rs__fail(&err, RS_NOMEM, "out of memory");
+    goto fail;
+  }
+  for (size_t r = 0; r < in.n_runs; r++) run_names[r] = in.runs[r]->name;
+  for (size_t k = 0; k < spec->n_out; k++) measure_names[k] = spec->req[k].name;
   if ((rc = rs__csv_create(out_dir, "aggregate.csv", &agg, &err)) ||
-      (rc = write_aggregate(agg, &in, spec, res, &err)) || (rc = rs__csv_create(out_dir, "latency.csv", &lat, &err)) ||
-      (rc = write_latency(lat, &in, res, &err)))
+      (rc = write_aggregate(agg, &in, run_names, in.n_runs, measure_names, spec->n_out, res, 1, &err)) ||
+      (rc = rs__csv_create(out_dir, "latency.csv", &lat, &err)) || (rc = write_latency(lat, &in, res, &err)))
     goto fail;
   /* All written: only now do the files take their final names. */
   char agg_path[4096], lat_path[4096], pq_path[4096] = "";
@@ -417,6 +345,8 @@ int rs_cli_eval(int argc, char **argv)
   lat = NULL;
   if (!rc && pq) rc = rs__csv_commit(pq, &err);
   pq = NULL;
+  if (!rc && worst) rc = worst_commit(worst, &err);
+  worst = NULL;
   if (rc) goto fail;
   const double t_end = rs__seconds();
   if (timing)
@@ -428,7 +358,20 @@ int rs_cli_eval(int argc, char **argv)
   print_leaderboard(&in, spec, res, (size_t)top);
   printf("%swrote %s\n      %s\n", top ? "\n" : "", agg_path, lat_path);
   if (*pq_path) printf("      %s\n", pq_path);
+  if (n_worst) printf("      %s/worst.csv\n", out_dir);
   exit_code = RS_EXIT_OK;
+  if (n_gates) {
+    printf("\ngates:\n");
+    int width = 0;
+    for (size_t r = 0; r < in.n_runs; r++)
+      if ((int)strlen(run_names[r]) > width) width = (int)strlen(run_names[r]);
+    if ((rc = gate_report_open(&gr, out_dir, width, gates_width(gates, n_gates), &err)) ||
+        (rc = gates_check(&gr, gates, n_gates, spec, run_names, in.n_runs, res, &err)) ||
+        (rc = gate_report_commit(&gr, &err)))
+      goto fail;
+    printf("wrote %s/gates.csv\n", out_dir);
+    if (gr.n_failed) exit_code = RS_EXIT_GATE;
+  }
   goto done;
 
 fail:
@@ -437,16 +380,24 @@ fail:
   rs__csv_abort(agg);
   rs__csv_abort(lat);
   rs__csv_abort(pq);
+  worst_abort(worst);
+  gate_report_abort(&gr);
 done:
+  free(run_names);
+  free(measure_names);
+  for (size_t i = 0; i < n_gates; i++) gate_free(&gates[i]);
+  free(gates);
+  free(gate_text);
   for (size_t i = 0; res && i < in.n_runs; i++) rs__run_result_free(&res[i]);
   free(res);
   rs__spec_free(spec);
-  input_free(&in);
+  sweep_input_close(&in);
   free(measures);
   return exit_code;
 
 bad_value:
   fprintf(stderr, "ragsweep eval: invalid value '%s' in '%s' (see 'ragsweep eval --help')\n", optarg, argv[optind - 1]);
   free(measures);
+  free(gate_text);
   return RS_EXIT_USAGE;
 }

@@ -18,9 +18,11 @@ static void usage(FILE *f)
           "\n"
           "commands:\n"
           "  eval CORPUS.h5 [RUNS.h5 ...] -o OUTDIR   score every run of a sweep into CSV\n"
+          "  compare CORPUS.h5 ... -o OUTDIR significance tests, intervals and gates between runs\n"
           "  check FILE.h5 ...               validate corpora and run files against the format\n"
           "  import -o OUT.h5 ...            TREC qrels/runs or a JSON eval set -> corpus\n"
           "  export CORPUS.h5 -o DIR         corpus -> TREC qrels and runs\n"
+          "  table OUTDIR|aggregate.csv      Markdown or CSV pivot of measures across configurations\n"
           "  trec_eval [options] QRELS RUN   drop-in trec_eval 10.0 (same output, same exit codes)\n"
           "  version                         print the version\n"
           "  help                            this text\n"
@@ -42,9 +44,11 @@ int main(int argc, char **argv)
   const char *cmd = argv[1];
   if (strcmp(cmd, "trec_eval") == 0) return rs_cli_trec_eval(argc - 1, argv + 1, "ragsweep trec_eval");
   if (strcmp(cmd, "eval") == 0) return rs_cli_eval(argc - 1, argv + 1);
+  if (strcmp(cmd, "compare") == 0) return rs_cli_compare(argc - 1, argv + 1);
   if (strcmp(cmd, "check") == 0) return rs_cli_check(argc - 1, argv + 1);
   if (strcmp(cmd, "import") == 0) return rs_cli_import(argc - 1, argv + 1);
   if (strcmp(cmd, "export") == 0) return rs_cli_export(argc - 1, argv + 1);
+  if (strcmp(cmd, "table") == 0) return rs_cli_table(argc - 1, argv + 1);
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     printf("ragsweep %s\n", RAGSWEEP_VERSION);
     return RS_EXIT_OK;

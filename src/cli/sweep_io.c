@@ -1,0 +1,152 @@
+/* sweep_io.c: opening sweeps and writing aggregate.csv, for eval and compare. */
+#define _GNU_SOURCE
+#include "sweep_io.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int mkdir_p(const char *dir)
+{
+  char buf[4096];
+  size_t n = strlen(dir);
+  if (n == 0 || n >= sizeof buf) return -1;
+  memcpy(buf, dir, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    if (buf[i] != '/' && buf[i] != '\0') continue;
+    char c = buf[i];
+    buf[i] = '\0';
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+    buf[i] = c;
+  }
+  struct stat st;
+  return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+}
+
+int parse_real(const char *s, double *out)
+{
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || *end || errno || !isfinite(v)) return 0;
+  *out = v;
+  return 1;
+}
+
+int parse_count(const char *s, long min, long *out)
+{
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (end == s || *end || errno || v < min) return 0;
+  *out = v;
+  return 1;
+}
+
+void sweep_input_close(sweep_input *in)
+{
+  for (size_t i = 0; i < in->n_files; i++) rs__runset_close(&in->files[i]);
+  free(in->files);
+  free(in->runs);
+  free(in->keys);
+  rs__corpus_close(in->corpus);
+  memset(in, 0, sizeof *in);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+rs_code sweep_input_open(sweep_input *in, const char *corpus, char **paths, size_t n_paths, rs_error *err)
+{
+  rs_code rc = rs__corpus_open(corpus, &in->corpus, err);
+  if (rc) return rc;
+  if (!(in->files = calloc(n_paths ? n_paths : 1, sizeof *in->files)))
+    return rs__fail(err, RS_NOMEM, "out of memory");
+  for (size_t i = 0; i < n_paths; i++) {
+    if ((rc = rs__runset_open(paths[i], in->corpus->nq, &in->files[i], err))) return rc;
+    in->n_files++;
+  }
+  size_t total = in->corpus->runs.n;
+  for (size_t i = 0; i < in->n_files; i++) total += in->files[i].n;
+  if (!(in->runs = calloc(total ? total : 1, sizeof *in->runs))) return rs__fail(err, RS_NOMEM, "out of memory");
+  for (size_t i = 0; i < in->corpus->runs.n; i++) in->runs[in->n_runs++] = &in->corpus->runs.run[i];
+  for (size_t f = 0; f < in->n_files; f++)
+    for (size_t i = 0; i < in->files[f].n; i++) in->runs[in->n_runs++] = &in->files[f].run[i];
+  for (size_t i = 0; i < in->n_runs; i++)
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(in->runs[i]->name, in->runs[j]->name) == 0)
+        return rs__fail(err, RS_FORMAT, "run '%s' is in both %s and %s; run names must be unique", in->runs[i]->name,
+                        in->runs[j]->path, in->runs[i]->path);
+  size_t n_all = 0;
+  for (size_t i = 0; i < in->n_runs; i++) n_all += in->runs[i]->n_attrs;
+  if (!(in->keys = calloc(n_all ? n_all : 1, sizeof *in->keys))) return rs__fail(err, RS_NOMEM, "out of memory");
+  for (size_t i = 0; i < in->n_runs; i++)
+    for (size_t a = 0; a < in->runs[i]->n_attrs; a++) in->keys[in->n_keys++] = in->runs[i]->attrs[a].key;
+  qsort(in->keys, in->n_keys, sizeof *in->keys, cmp_str);
+  size_t k = 0;
+  for (size_t i = 0; i < in->n_keys; i++)
+    if (k == 0 || strcmp(in->keys[k - 1], in->keys[i]) != 0) in->keys[k++] = in->keys[i];
+  in->n_keys = k;
+  return RS_OK;
+}
+
+size_t sweep_input_max_k(const sweep_input *in)
+{
+  size_t max_k = 0;
+  for (size_t i = 0; i < in->n_runs; i++)
+    if (!in->runs[i]->csr && in->runs[i]->k > max_k) max_k = in->runs[i]->k;
+  return max_k;
+}
+
+size_t sweep_input_find(const sweep_input *in, const char *name)
+{
+  for (size_t i = 0; i < in->n_runs; i++)
+    if (strcmp(in->runs[i]->name, name) == 0) return i;
+  return SIZE_MAX;
+}
+
+static const char *attr_text(const rs__run *r, const char *key)
+{
+  for (size_t a = 0; a < r->n_attrs; a++)
+    if (strcmp(r->attrs[a].key, key) == 0) return r->attrs[a].text;
+  return "";
+}
+
+void csv_run_columns(rs__csv *w, const sweep_input *in, size_t run)
+{
+  const rs__run *r = in->runs[run];
+  rs__csv_str(w, r->name);
+  for (size_t k = 0; k < in->n_keys; k++) rs__csv_str(w, attr_text(r, in->keys[k]));
+}
+
+rs_code write_aggregate(rs__csv *w, const sweep_input *in, const char *const *run_names, size_t n_runs,
+                        const char *const *measures, size_t n_measures, const rs__run_result *res, int with_counts,
+                        rs_error *err)
+{
+  static const char *const counts[] = {"num_q", "num_q_no_rel_ret", "num_q_perfect_P@1"};
+  const size_t n_counts = with_counts ? 3 : 1, n_keys = in ? in->n_keys : 0;
+  rs_code rc;
+  rs__csv_str(w, "run");
+  for (size_t k = 0; k < n_keys; k++) rs__csv_str(w, in->keys[k]);
+  rs__csv_str(w, "measure");
+  rs__csv_str(w, "value");
+  if ((rc = rs__csv_end_row(w, err))) return rc;
+  for (size_t r = 0; r < n_runs; r++) {
+    for (size_t k = 0; k < n_measures + n_counts; k++) {
+      if (in) csv_run_columns(w, in, r);
+      else rs__csv_str(w, run_names[r]);
+      if (k < n_measures) {
+        rs__csv_str(w, measures[k]);
+        rs__csv_num(w, res[r].value[k]);
+      } else {
+        const size_t v[] = {res[r].num_q, res[r].no_rel_ret, res[r].perfect_p1};
+        rs__csv_str(w, counts[k - n_measures]);
+        rs__csv_uint(w, v[k - n_measures]);
+      }
+      if ((rc = rs__csv_end_row(w, err))) return rc;
+    }
+  }
+  return RS_OK;
+}

@@ -1,0 +1,50 @@
+/* sweep_io.h: what `eval` and `compare` share: opening a corpus with its
+ * run files, the runs' attribute columns, aggregate.csv, gates and the
+ * worst-queries file. */
+#ifndef RAGSWEEP_CLI_SWEEP_IO_H
+#define RAGSWEEP_CLI_SWEEP_IO_H
+
+#include <stddef.h>
+
+#include "corpus.h"
+#include "csvio.h"
+#include "spec.h"
+#include "sweep.h"
+
+typedef struct sweep_input {
+  rs__corpus *corpus;
+  rs__runset *files;
+  size_t n_files;
+  const rs__run **runs;
+  size_t n_runs;
+  char **keys; /* attribute columns: union of the runs' keys, bytewise order */
+  size_t n_keys;
+} sweep_input;
+
+/* Opens the corpus and the run files (which follow its query order);
+ * run names must be unique across them. */
+rs_code sweep_input_open(sweep_input *in, const char *corpus, char **run_paths, size_t n_paths, rs_error *err);
+void sweep_input_close(sweep_input *in);
+/* The longest ranking of the non-CSR runs (sizes the discount table). */
+size_t sweep_input_max_k(const sweep_input *in);
+/* Index of the run named name, or SIZE_MAX. */
+size_t sweep_input_find(const sweep_input *in, const char *name);
+
+/* The run's name and its attribute columns (empty where it has none). */
+void csv_run_columns(rs__csv *w, const sweep_input *in, size_t run);
+
+/* aggregate.csv: run, attributes, measure, value; one row per run and
+ * visible measure, then the num_q counts (all three when with_counts, else
+ * num_q only).  in may be NULL (no attributes): names[r] then names the runs. */
+rs_code write_aggregate(rs__csv *w, const sweep_input *in, const char *const *run_names, size_t n_runs,
+                        const char *const *measures, size_t n_measures, const rs__run_result *res, int with_counts,
+                        rs_error *err);
+
+/* mkdir -p. */
+int mkdir_p(const char *dir);
+/* A finite decimal number (whole string); 1 on success. */
+int parse_real(const char *s, double *out);
+/* A base-10 integer >= min (whole string); 1 on success. */
+int parse_count(const char *s, long min, long *out);
+
+#endif

@@ -1,0 +1,277 @@
+/* csvio.c: CSV files in and out; the only file that includes <csv.h> (libcsv). */
+#define _POSIX_C_SOURCE 200809L
+#include "csvio.h"
+
+#include "numparse.h"
+
+#include <csv.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct rs__csv {
+  FILE *f;
+  char *path, *tmp;
+  int n_fields; /* in the current row */
+  int stream;   /* f is borrowed (rs__csv_open_stream): never closed or renamed */
+};
+
+rs_code rs__csv_create(const char *dir, const char *name, rs__csv **out, rs_error *err)
+{
+  rs__csv *w = rs__calloc(1, sizeof *w);
+  size_t len = strlen(dir) + strlen(name) + 40;
+  if (!w || !(w->path = rs__malloc(len)) || !(w->tmp = rs__malloc(len))) {
+    if (w) free(w->path);
+    free(w);
+    return rs__fail(err, RS_NOMEM, "out of memory");
+  }
+  snprintf(w->path, len, "%s/%s", dir, name);
+  snprintf(w->tmp, len, "%s/.%s.tmp.%ld", dir, name, (long)getpid());
+  if (!(w->f = fopen(w->tmp, "w"))) {
+    rs_code rc = rs__fail(err, RS_IO, "%s: cannot create: %s", w->tmp, strerror(errno));
+    free(w->path);
+    free(w->tmp);
+    free(w);
+    return rc;
+  }
+  *out = w;
+  return RS_OK;
+}
+
+rs_code rs__csv_open_stream(FILE *f, const char *name, rs__csv **out, rs_error *err)
+{
+  rs__csv *w = rs__calloc(1, sizeof *w);
+  if (!w || !(w->path = strdup(name)) || !(w->tmp = strdup(name))) {
+    if (w) free(w->path);
+    free(w);
+    return rs__fail(err, RS_NOMEM, "out of memory");
+  }
+  w->f = f;
+  w->stream = 1;
+  *out = w;
+  return RS_OK;
+}
+
+FILE *rs__csv_file(rs__csv *w) { return w->f; }
+
+static int needs_quotes(const char *s)
+{
+  if (!*s) return 0;
+  if (s[0] == ' ' || s[strlen(s) - 1] == ' ') return 1;
+  return strpbrk(s, ",\"\r\n") != NULL;
+}
+
+void rs__csv_str(rs__csv *w, const char *s)
+{
+  if (w->n_fields++) fputc(',', w->f);
+  if (needs_quotes(s)) csv_fwrite(w->f, s, strlen(s)); /* quotes it and doubles its quotes */
+  else fputs(s, w->f);
+}
+
+void rs__csv_num(rs__csv *w, double v)
+{
+  char buf[32];
+  rs__format_double(v, buf);
+  rs__csv_str(w, buf);
+}
+
+void rs__csv_uint(rs__csv *w, unsigned long long v)
+{
+  char buf[32];
+  snprintf(buf, sizeof buf, "%llu", v);
+  rs__csv_str(w, buf);
+}
+
+rs_code rs__csv_end_row(rs__csv *w, rs_error *err)
+{
+  fputc('\n', w->f);
+  w->n_fields = 0;
+  if (ferror(w->f)) return rs__fail(err, RS_IO, "%s: write failed: %s", w->tmp, strerror(errno));
+  return RS_OK;
+}
+
+const char *rs__csv_path(const rs__csv *w) { return w->path; }
+
+static void free_csv(rs__csv *w)
+{
+  free(w->path);
+  free(w->tmp);
+  free(w);
+}
+
+rs_code rs__csv_commit(rs__csv *w, rs_error *err)
+{
+  rs_code rc = RS_OK;
+  if (w->stream) {
+    if (fflush(w->f) != 0 || ferror(w->f)) rc = rs__fail(err, RS_IO, "%s: write failed: %s", w->path, strerror(errno));
+    free_csv(w);
+    return rc;
+  }
+  if (fflush(w->f) != 0 || ferror(w->f) || fsync(fileno(w->f)) != 0) {
+    rc = rs__fail(err, RS_IO, "%s: write failed: %s", w->tmp, strerror(errno));
+    fclose(w->f);
+    unlink(w->tmp);
+  } else if (fclose(w->f) != 0) {
+    rc = rs__fail(err, RS_IO, "%s: close failed: %s", w->tmp, strerror(errno));
+    unlink(w->tmp);
+  } else if (rename(w->tmp, w->path) != 0) {
+    rc = rs__fail(err, RS_IO, "%s: cannot rename into place: %s", w->path, strerror(errno));
+    unlink(w->tmp);
+  }
+  free_csv(w);
+  return rc;
+}
+
+void rs__csv_abort(rs__csv *w)
+{
+  if (!w) return;
+  if (!w->stream) {
+    fclose(w->f);
+    unlink(w->tmp);
+  }
+  free_csv(w);
+}
+
+/* --- reading ------------------------------------------------------------------- */
+
+/* The parser is fed one physical line at a time, so the callbacks always know
+ * which line they are on (libcsv does not report positions). */
+typedef struct {
+  const char *path;
+  rs__csv_row_fn row;
+  void *ctx;
+  rs_error *err;
+  rs_code rc;          /* first error of row() or of an allocation; later callbacks do nothing */
+  size_t line;         /* the line being fed, 1-based */
+  size_t start;        /* line where the current record starts */
+  size_t last_end;     /* line where the last record ended */
+  char *text;          /* the current record's fields, each followed by a NUL */
+  size_t len, cap;
+  size_t *off;         /* start of each field in text */
+  char **fields;       /* off turned into pointers when the record is complete */
+  size_t n, cap_fields;
+} reader;
+
+static int no_space(unsigned char c)
+{
+  (void)c;
+  return 0;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+  if (need <= *cap) return 1;
+  size_t c = *cap ? *cap : 64;
+  while (c < need) c *= 2;
+  void *np = rs__realloc(*p, rs__mul(c, elem));
+  if (!np) return 0;
+  *p = np;
+  *cap = c;
+  return 1;
+}
+
+static void on_field(void *s, size_t n, void *data)
+{
+  reader *r = data;
+  if (r->rc) return;
+  if (r->n == 0) {
+    /* A quoted first field may span lines; the record starts where it does. */
+    size_t nl = 0;
+    for (const char *p = s, *end = (const char *)s + n; p && (p = memchr(p, '\n', (size_t)(end - p))); p++) nl++;
+    r->start = r->line - nl;
+  }
+  size_t cap_off = r->cap_fields;
+  if (!grow((void **)&r->text, &r->cap, r->len + n + 1, 1) ||
+      !grow((void **)&r->off, &cap_off, r->n + 1, sizeof *r->off) ||
+      !grow((void **)&r->fields, &r->cap_fields, r->n + 1, sizeof *r->fields)) {
+    r->rc = rs__fail(r->err, RS_NOMEM, "out of memory");
+    return;
+  }
+  if (n) memcpy(r->text + r->len, s, n);
+  r->off[r->n++] = r->len;
+  r->len += n;
+  r->text[r->len++] = '\0';
+}
+
+static void on_row(int c, void *data)
+{
+  reader *r = data;
+  (void)c;
+  r->last_end = r->line;
+  if (!r->rc) {
+    for (size_t i = 0; i < r->n; i++) r->fields[i] = r->text + r->off[i];
+    r->rc = r->row(r->ctx, r->fields, r->n, r->start, r->err);
+  }
+  r->n = 0;
+  r->len = 0;
+}
+
+static rs_code parse_failed(reader *r, struct csv_parser *p, int at_end)
+{
+  if (csv_error(p) == CSV_ENOMEM || csv_error(p) == CSV_ETOOBIG)
+    return rs__fail(r->err, RS_NOMEM, "%s:%zu: out of memory (a field too large?)", r->path, r->line);
+  if (at_end)
+    return rs__fail(r->err, RS_FORMAT,
+                    "%s:%zu: malformed CSV: the file ends inside a quoted field (opened after line %zu)", r->path,
+                    r->line, r->last_end);
+  return rs__fail(r->err, RS_FORMAT,
+                  "%s:%zu: malformed CSV in field %zu: a quote inside an unquoted field, or text after a closing "
+                  "quote (quote the whole field and double the quotes inside it)",
+                  r->path, r->line, r->n + 1);
+}
+
+enum { READ_BLOCK = 1 << 20 };
+
+rs_code rs__csv_read(const char *path, rs__csv_row_fn row, void *ctx, rs_error *err)
+{
+  reader r = {.path = path, .row = row, .ctx = ctx, .err = err, .line = 1};
+  struct csv_parser p;
+  int parser_ready = 0;
+  char *block = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) return rs__fail(err, RS_IO, "%s: cannot open: %s", path, strerror(errno));
+  if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI) != 0) {
+    r.rc = rs__fail(err, RS_NOMEM, "out of memory");
+    goto done;
+  }
+  parser_ready = 1;
+  if (!(block = rs__malloc(READ_BLOCK))) {
+    r.rc = rs__fail(err, RS_NOMEM, "out of memory");
+    goto done;
+  }
+  csv_set_space_func(&p, no_space); /* keep spaces: " a" is " a", as in pandas */
+  int first = 1, ends_with_newline = 0;
+  size_t got;
+  while (!r.rc && (got = fread(block, 1, READ_BLOCK, f)) > 0) {
+    const char *s = block, *end = block + got;
+    if (first && got >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) s += 3; /* UTF-8 byte-order mark */
+    first = 0;
+    while (s < end && !r.rc) {
+      const char *nl = memchr(s, '\n', (size_t)(end - s));
+      const size_t n = (size_t)((nl ? nl + 1 : end) - s);
+      if (csv_parse(&p, s, n, on_field, on_row, &r) != n) {
+        if (!r.rc) r.rc = parse_failed(&r, &p, 0);
+        break;
+      }
+      if (nl) r.line++;
+      ends_with_newline = nl != NULL;
+      s += n;
+    }
+  }
+  if (!r.rc && ferror(f)) r.rc = rs__fail(err, RS_IO, "%s: read error: %s", path, strerror(errno));
+  if (!r.rc) {
+    if (ends_with_newline) r.line--; /* the line after the final newline is not a line */
+    if (csv_fini(&p, on_field, on_row, &r) != 0 && !r.rc) r.rc = parse_failed(&r, &p, 1);
+  }
+done:
+  if (parser_ready) csv_free(&p);
+  free(block);
+  free(r.text);
+  free(r.off);
+  free(r.fields);
+  fclose(f);
+  return r.rc;
+}
