@@ -461,6 +461,10 @@ int rs_cli_compare(int argc, char **argv)
 
   const double t_start = rs__seconds();
   double t_tests = 0.0;
+  if (mkdir_p(out_dir) != 0) {
+    rc = rs__fail(&err, RS_IO, "%s: cannot create the output folder: %s", out_dir, strerror(errno));
+    goto fail;
+  }
   /* 1. Per-query values. */
   if (n_measures == 0)
     for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++) measures[n_measures++] = defaults[i];
@@ -491,10 +495,6 @@ int rs_cli_compare(int argc, char **argv)
     for (size_t r = 0; r < in.n_runs; r++)
       if (!(x.runs[r] = strdup(in.runs[r]->name))) goto nomem;
     if ((rc = values_alloc(&x, &err))) goto fail;
-    if (mkdir_p(out_dir) != 0) {
-      rc = rs__fail(&err, RS_IO, "%s: cannot create the output folder: %s", out_dir, strerror(errno));
-      goto fail;
-    }
     if (n_worst) {
       if ((rc = rs__corpus_load_queries(in.corpus, &err)) ||
           (rc = worst_open(&worst, out_dir, (size_t)n_worst, spec, in.corpus, &err)))
@@ -526,10 +526,6 @@ int rs_cli_compare(int argc, char **argv)
                     n_runs, x.runs[0]);
       goto fail;
     }
-  }
-  if (mkdir_p(out_dir) != 0) {
-    rc = rs__fail(&err, RS_IO, "%s: cannot create the output folder: %s", out_dir, strerror(errno));
-    goto fail;
   }
 
   /* 2. Per measure: the paired queries, the family, and the runs against the best. */
@@ -713,18 +709,7 @@ int rs_cli_compare(int argc, char **argv)
     }
     printf("\ngates:\n");
     if ((rc = gate_report_open(&gr, out_dir, width, check_width, &err))) goto fail;
-    if (n_gates) {
-      /* Gates on the compared means: a spec-shaped view of the measures. */
-      for (size_t i = 0; i < n_gates && !rc; i++) {
-        size_t k = 0;
-        while (k < n_meas && strcmp(x.measures[k], gates[i].measure) != 0) k++;
-        snprintf(check, sizeof check, "%s %s %s", gates[i].measure, gate_op_text(gates[i].op),
-                 gates[i].threshold_text);
-        for (size_t r = 0; r < n_runs && !rc; r++)
-          rc = gate_report_line(&gr, x.runs[r], check, gates[i].measure, gate_op_text(gates[i].op),
-                                gates[i].threshold_text, res[r].value[k], gate_pass(&gates[i], res[r].value[k]), &err);
-      }
-    }
+    rc = gates_check(&gr, gates, n_gates, (const char *const *)x.measures, n_meas, run_names, n_runs, res, &err);
     for (size_t k = 0; worse_than && k < n_meas && !rc; k++) {
       int gated = n_gates == 0;
       for (size_t i = 0; i < n_gates && !gated; i++) gated = strcmp(gates[i].measure, x.measures[k]) == 0;

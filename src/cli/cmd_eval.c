@@ -366,7 +366,7 @@ int rs_cli_eval(int argc, char **argv)
     for (size_t r = 0; r < in.n_runs; r++)
       if ((int)strlen(run_names[r]) > width) width = (int)strlen(run_names[r]);
     if ((rc = gate_report_open(&gr, out_dir, width, gates_width(gates, n_gates), &err)) ||
-        (rc = gates_check(&gr, gates, n_gates, spec, run_names, in.n_runs, res, &err)) ||
+        (rc = gates_check(&gr, gates, n_gates, measure_names, spec->n_out, run_names, in.n_runs, res, &err)) ||
         (rc = gate_report_commit(&gr, &err)))
       goto fail;
     printf("wrote %s/gates.csv\n", out_dir);

@@ -54,6 +54,7 @@ rs_code gate_spec(const char **names, size_t n, const gate *g, size_t n_gates, s
                   rs_error *err);
 /* The visible value of spec named name, or SIZE_MAX. */
 size_t spec_find(const rs__spec *spec, const char *name);
-/* Checks every gate on every run's value (res[r].value[...]). */
-rs_code gates_check(gate_report *r, const gate *g, size_t n_gates, const rs__spec *spec, const char *const *run_names,
-                    size_t n_runs, const rs__run_result *res, rs_error *err);
+/* Checks every gate on every run's value res[r].value[k], where k is the
+ * gate's measure among measures[0..n_measures). */
+rs_code gates_check(gate_report *r, const gate *g, size_t n_gates, const char *const *measures, size_t n_measures,
+                    const char *const *run_names, size_t n_runs, const rs__run_result *res, rs_error *err);
