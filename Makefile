@@ -16,7 +16,8 @@ HDF5_CFLAGS = $(shell pkg-config --cflags hdf5 2>/dev/null || echo -I/usr/includ
 HDF5_LIBS   = $(shell pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
 LDLIBS   += $(HDF5_LIBS) -lcsv -ljson-c -lz -lm
 
-LIB_SRC  := $(wildcard src/*.c src/metrics/*.c)
+# The library: every stage folder of src/ but the command line.
+LIB_SRC  := $(filter-out src/cli/%,$(wildcard src/*.c src/*/*.c))
 CLI_SRC  := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -113,7 +114,7 @@ install: all
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/datasets/gen_sweep.d $(BUILD)/bench/core.d
 
 # One file owns each dependency; only it sees the dependency's headers.
-$(BUILD)/src/corpus_h5.o: CPPFLAGS += $(HDF5_CFLAGS)
+$(BUILD)/src/formats/corpus_h5.o: CPPFLAGS += $(HDF5_CFLAGS)
 
 # Tests write argv arrays from string literals.
 $(BUILD)/tests/%.o: CFLAGS += -Wno-write-strings

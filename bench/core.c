@@ -26,8 +26,8 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "sched.h"
-#include "spec.h"
+#include "engine/sched.h"
+#include "metrics/spec.h"
 
 enum {
   PAIRS_PER_CELL = 20000000, /* (query, doc) pairs per K: NQ = PAIRS_PER_CELL / K */

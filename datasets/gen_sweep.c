@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corpus.h"
+#include "formats/corpus.h"
 
 enum { ROWS_PER_WRITE = 8192, MAX_KEYS = 8, MAX_VALUES = 32 };
 

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compare.h"
+#include "stats/compare.h"
 #include "helpers.h"
-#include "resample.h"
+#include "stats/resample.h"
 
 /* --- Philox4x32-10 ---------------------------------------------------------------- */
 

@@ -1,4 +1,4 @@
-/* test_evalset.c: the JSON evaluation-set reader (src/evalset.h).
+/* test_evalset.c: the JSON evaluation-set reader (src/formats/evalset.h).
  *
  * Each test writes its fixture from a string literal into a fresh temporary
  * folder.  Expected orders and grades are worked out by hand from the rules
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "evalset.h"
+#include "formats/evalset.h"
 
 enum { MAX_FILES = 8 };
 

@@ -1,4 +1,4 @@
-/* test_stats.c: the statistics behind `ragsweep compare` (src/stats.h):
+/* test_stats.c: the statistics behind `ragsweep compare` (src/stats/stats.h):
  * Student's t tail, the paired t-test, Holm / Benjamini-Hochberg adjustment
  * and type-7 quantiles.
  *
@@ -41,7 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats.h"
+#include "stats/stats.h"
 
 #define RTOL 1e-10
 #define TAIL_RTOL 1e-12

@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "corpus.h"
+#include "formats/corpus.h"
 #include "helpers.h"
-#include "latency.h"
-#include "spec.h"
+#include "engine/latency.h"
+#include "metrics/spec.h"
 
 /* --- fixtures ------------------------------------------------------------------ */
 

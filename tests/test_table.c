@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "csvio.h"
+#include "formats/csvio.h"
 #include "helpers.h"
 
 /* A sweep of 2 models x 2 chunk sizes x 2 rerankers without m2 + ce; the

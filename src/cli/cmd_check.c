@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "corpus.h"
-#include "spec.h"
-#include "sweep.h"
+#include "formats/corpus.h"
+#include "metrics/spec.h"
+#include "engine/sweep.h"
 
 static void help(FILE *f)
 {

@@ -12,12 +12,12 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "compare.h"
-#include "csvio.h"
+#include "stats/compare.h"
+#include "formats/csvio.h"
 #include "gate.h"
-#include "sched.h"
-#include "spec.h"
-#include "sweep.h"
+#include "engine/sched.h"
+#include "metrics/spec.h"
+#include "engine/sweep.h"
 #include "sweep_io.h"
 #include "worst.h"
 

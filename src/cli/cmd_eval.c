@@ -11,12 +11,12 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "corpus.h"
-#include "csvio.h"
+#include "formats/corpus.h"
+#include "formats/csvio.h"
 #include "gate.h"
-#include "sched.h"
-#include "spec.h"
-#include "sweep.h"
+#include "engine/sched.h"
+#include "metrics/spec.h"
+#include "engine/sweep.h"
 #include "sweep_io.h"
 #include "worst.h"
 

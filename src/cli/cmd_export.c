@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "corpus.h"
+#include "formats/corpus.h"
 
 enum { EXPORT_ROWS = 4096 };
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "import.h"
+#include "formats/import.h"
 
 static void help(FILE *f)
 {

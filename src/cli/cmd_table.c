@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "csvio.h"
-#include "spec.h"
+#include "formats/csvio.h"
+#include "metrics/spec.h"
 
 static void help(FILE *f)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spec.h"
+#include "metrics/spec.h"
 #include "sweep_io.h"
 
 const char *gate_op_text(gate_op op)

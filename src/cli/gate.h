@@ -9,9 +9,9 @@
 
 #include <stddef.h>
 
-#include "csvio.h"
-#include "spec.h"
-#include "sweep.h"
+#include "formats/csvio.h"
+#include "metrics/spec.h"
+#include "engine/sweep.h"
 
 typedef enum { GATE_GE, GATE_GT, GATE_LE, GATE_LT } gate_op;
 

@@ -6,10 +6,10 @@
 
 #include <stddef.h>
 
-#include "corpus.h"
-#include "csvio.h"
-#include "spec.h"
-#include "sweep.h"
+#include "formats/corpus.h"
+#include "formats/csvio.h"
+#include "metrics/spec.h"
+#include "engine/sweep.h"
 
 typedef struct sweep_input {
   rs__corpus *corpus;

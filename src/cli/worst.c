@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "csvio.h"
+#include "formats/csvio.h"
 
 typedef struct entry {
   double value, rr, num_rel;

@@ -11,8 +11,8 @@
 
 #include <stddef.h>
 
-#include "corpus.h"
-#include "spec.h"
+#include "formats/corpus.h"
+#include "metrics/spec.h"
 
 typedef struct worst_file worst_file;
 

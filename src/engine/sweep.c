@@ -1,6 +1,6 @@
 /* sweep.c: many runs, streamed in batches of queries, scored on all threads. */
 #define _POSIX_C_SOURCE 200809L
-#include "sweep.h"
+#include "engine/sweep.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched.h"
+#include "engine/sched.h"
 
 enum {
   DEFAULT_BATCH_DOCS = 1 << 20, /* ~12 MB of doc ids and scores per batch */

@@ -1,13 +1,13 @@
 /* resample.c: randomization tests and bootstrap intervals on per-query
  * differences, deterministic at any thread count (see resample.h). */
-#include "resample.h"
+#include "stats/resample.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched.h"
-#include "stats.h"
+#include "engine/sched.h"
+#include "stats/stats.h"
 
 /* --- Philox4x32-10 --------------------------------------------------------- */
 

@@ -2,7 +2,7 @@
  * read(2) straight into the caller's buffer; gzip streams (any number of
  * concatenated members) are inflated through a fixed staging buffer. */
 #define _POSIX_C_SOURCE 200809L
-#include "textio.h"
+#include "formats/textio.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -9,7 +9,7 @@
  * checks the layout of every run (datasets present, ranks, shapes, types,
  * row counts); the rows of the runs are then read in blocks of queries with
  * rs__run_read, so memory does not grow with the size of the runs.
- * src/corpus_h5.c is the only file that includes <hdf5.h>, and HDF5 is not
+ * src/formats/corpus_h5.c is the only file that includes <hdf5.h>, and HDF5 is not
  * thread-safe: every function here must be called by one thread at a time. */
 #ifndef RAGSWEEP_CORPUS_H
 #define RAGSWEEP_CORPUS_H

@@ -10,8 +10,8 @@
 
 #include <stddef.h>
 
-#include "resample.h"
-#include "stats.h"
+#include "stats/resample.h"
+#include "stats/stats.h"
 
 typedef struct rs__compare_cfg {
   rs__adjust adjust;

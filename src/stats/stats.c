@@ -1,7 +1,7 @@
 /* stats.c: Student's t tail, paired t-test, Holm / Benjamini-Hochberg
  * adjustment and type-7 quantiles (see stats.h for the contracts). */
 #define _DEFAULT_SOURCE /* lgamma_r: plain lgamma writes the global signgam */
-#include "stats.h"
+#include "stats/stats.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * pass over the (by then validated) text looks for repeated keys in the
  * objects whose keys carry meaning: the top level, each query, and each
  * graded_relevance object (where a repeated key is a doc graded twice). */
-#include "evalset.h"
+#include "formats/evalset.h"
 
 #include <inttypes.h>
 #include <json-c/json.h>
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "textio.h"
+#include "formats/textio.h"
 
 /* Lowest grade accepted: INT32_MIN means "not judged" elsewhere (qrels.h). */
 #define GRADE_MIN (INT32_MIN + 1)

@@ -1,5 +1,5 @@
 /* numparse.c: the slow path of rs__atof, and shortest round-trip printing. */
-#include "numparse.h"
+#include "formats/numparse.h"
 
 #include <math.h>
 #include <stdio.h>

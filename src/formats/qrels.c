@@ -1,14 +1,14 @@
 #define _POSIX_C_SOURCE 200809L
 /* qrels.c: parse TREC qrels ("qid iter docno grade") with trec_eval 10.0's
  * rules (SEMANTICS.md section 1) and build the per-topic lookup tables. */
-#include "qrels.h"
+#include "formats/qrels.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "numparse.h"
-#include "textio.h"
+#include "formats/numparse.h"
+#include "formats/textio.h"
 
 /* C's isspace in the "C" locale, without the locale lookup. */
 static inline int is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }

@@ -5,7 +5,7 @@
  * Fields are quoted only when they must be (a comma, a quote, CR, LF, or
  * leading/trailing space); numbers use the shortest text that reads back to
  * the same double.  rs__csv_read streams a CSV file record by record.
- * src/csvio.c is the only file that includes <csv.h>. */
+ * src/formats/csvio.c is the only file that includes <csv.h>. */
 #ifndef RAGSWEEP_CSVIO_H
 #define RAGSWEEP_CSVIO_H
 

@@ -6,9 +6,9 @@
  * file and the dataset. */
 #define _DEFAULT_SOURCE /* MAP_POPULATE */
 #define _POSIX_C_SOURCE 200809L
-#include "corpus.h"
-#include "numparse.h"
-#include "sched.h"
+#include "formats/corpus.h"
+#include "formats/numparse.h"
+#include "engine/sched.h"
 
 #include <hdf5.h>
 #include <inttypes.h>

@@ -1,6 +1,6 @@
 /* import.c: TREC qrels and runs, or a JSON evaluation set -> a corpus. */
 #define _POSIX_C_SOURCE 200809L
-#include "import.h"
+#include "formats/import.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "evalset.h"
-#include "qrels.h"
-#include "trecrun.h"
+#include "formats/evalset.h"
+#include "formats/qrels.h"
+#include "formats/trecrun.h"
 
 /* --- doc ids: interned, then numbered in strcmp order ---------------------- */
 

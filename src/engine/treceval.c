@@ -9,11 +9,11 @@
 #include <string.h>
 
 #include "internal.h"
-#include "numparse.h"
-#include "qrels.h"
-#include "sched.h"
-#include "textio.h"
-#include "trecrun.h"
+#include "formats/numparse.h"
+#include "formats/qrels.h"
+#include "engine/sched.h"
+#include "formats/textio.h"
+#include "formats/trecrun.h"
 
 enum { DEFAULT_BLOCK = 32 << 20, SLICES_PER_THREAD = 4 };
 

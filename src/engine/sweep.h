@@ -14,9 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "corpus.h"
-#include "latency.h"
-#include "spec.h"
+#include "formats/corpus.h"
+#include "engine/latency.h"
+#include "metrics/spec.h"
 
 typedef struct rs__sweep_cfg {
   const rs__spec *spec;

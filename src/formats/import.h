@@ -15,7 +15,7 @@
 
 #include <stddef.h>
 
-#include "corpus.h"
+#include "formats/corpus.h"
 
 typedef struct rs__import_run {
   const char *name;

@@ -1,5 +1,5 @@
 /* latency.c: exact latency percentiles (numpy's linear definition). */
-#include "latency.h"
+#include "engine/latency.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * grade; graded_relevance may also judge docs that relevant_doc_ids does
  * not list (a grade of 0 judges a doc non-relevant).  "query",
  * "relevant_doc_ids" and "graded_relevance" are optional; "id" is required
- * and may be a string or an integer.  src/evalset_json.c is the only file
+ * and may be a string or an integer.  src/formats/evalset_json.c is the only file
  * that includes <json-c/json.h>. */
 #ifndef RAGSWEEP_EVALSET_H
 #define RAGSWEEP_EVALSET_H

@@ -1,8 +1,8 @@
 /* csvio.c: CSV files in and out; the only file that includes <csv.h> (libcsv). */
 #define _POSIX_C_SOURCE 200809L
-#include "csvio.h"
+#include "formats/csvio.h"
 
-#include "numparse.h"
+#include "formats/numparse.h"
 
 #include <csv.h>
 #include <errno.h>

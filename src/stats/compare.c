@@ -1,5 +1,5 @@
 /* compare.c: the statistics of paired comparisons, one family per call. */
-#include "compare.h"
+#include "stats/compare.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* sched.c: the only `#pragma omp parallel` of the library. */
 #define _POSIX_C_SOURCE 200809L
-#include "sched.h"
+#include "engine/sched.h"
 
 #include <time.h>
 

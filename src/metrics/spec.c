@@ -1,6 +1,6 @@
 /* spec.c: ir_measures-style and trec_eval measure names -> plans. */
 #define _POSIX_C_SOURCE 200809L
-#include "spec.h"
+#include "metrics/spec.h"
 
 #include <ctype.h>
 #include <errno.h>
