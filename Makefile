@@ -14,7 +14,7 @@ CFLAGS   += -std=c11 $(WARN) $(OPT) $(OMP) -ffp-contract=off -fPIC
 # Deferred (=) so pkg-config runs after `deps` has installed libhdf5-dev.
 HDF5_CFLAGS = $(shell pkg-config --cflags hdf5 2>/dev/null || echo -I/usr/include/hdf5/serial)
 HDF5_LIBS   = $(shell pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
-LDLIBS   += $(HDF5_LIBS) -lcsv -ljson-c -lz -lm
+LDLIBS   += $(HDF5_LIBS) -lcsv -ljson-c -lcurl -lsqlite3 -lz -lm
 
 # The library: every stage folder of src/ but the command line.
 LIB_SRC  := $(filter-out src/cli/%,$(wildcard src/*.c src/*/*.c))

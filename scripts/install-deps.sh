@@ -5,6 +5,8 @@
 set -eu
 
 PACKAGES="build-essential pkg-config zlib1g-dev libhdf5-dev libcsv-dev libcriterion-dev libjson-c-dev"
+# The LLM layer: an HTTP client (libcurl multi) and its reply cache (SQLite).
+PACKAGES="$PACKAGES libcurl4-openssl-dev libsqlite3-dev"
 # The tests write corpora with h5py and check eval against an independent
 # Python implementation.
 PACKAGES="$PACKAGES python3 python3-numpy python3-h5py"
