@@ -1,0 +1,96 @@
+/* wire.h: the OpenAI wire format: request bodies and reply parsing
+ * (internal).  wire.c is the LLM layer's only json-c user.
+ *
+ * Request bodies are written byte for byte by this module (compact, fixed key
+ * order, raw UTF-8, invalid UTF-8 replaced by U+FFFD), so the same inputs
+ * always give the same bytes: the reply cache keys on a hash of them.
+ * Every function is reentrant; nothing is shared between calls. */
+#ifndef RAGSWEEP_LLM_WIRE_H
+#define RAGSWEEP_LLM_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct rs__chat_msg {
+  const char *role;
+  const char *content;
+} rs__chat_msg;
+
+typedef struct rs__chat_params {
+  const char *model;
+  double temperature; /* always written, so the server default never applies */
+  int max_tokens;     /* 0: omitted */
+} rs__chat_params;
+
+/* The request body of POST {base}/chat/completions, malloc'd, NUL-terminated:
+ * {"model":...,"messages":[{"role":..,"content":..}...],"temperature":T[,"max_tokens":N]}
+ * in exactly this key order, compact.  T is the shortest round-trip decimal.
+ * NULL strings are written as "".  Returns NULL when out of memory or when the
+ * temperature is not finite (JSON has no NaN).  *len (if non-NULL) gets the
+ * length without the NUL. */
+char *rs__chat_request(const rs__chat_params *p, const rs__chat_msg *msgs, size_t n, size_t *len);
+
+typedef enum {
+  RS_REPLY_OK,
+  RS_REPLY_NOT_JSON,
+  RS_REPLY_NOT_UTF8,
+  RS_REPLY_BAD_SHAPE,
+  RS_REPLY_ERROR,
+  RS_REPLY_TRUNCATED
+} rs__reply_status;
+
+typedef struct rs__chat_reply {
+  rs__reply_status status;
+  char *content;       /* choices[0].message.content (malloc'd; "" when null/absent on OK/TRUNCATED; else NULL) */
+  char *finish_reason; /* or NULL */
+  int64_t prompt_tokens, completion_tokens; /* usage, -1 when absent or not integers */
+  char *error; /* NULL on OK; otherwise a short human message (the server's message for RS_REPLY_ERROR) */
+} rs__chat_reply;
+
+/* Parses a chat-completion reply.  Lenient: extra fields are ignored.  The
+ * OpenAI/llama.cpp {"error":{"message":..}} (or {"error":"text"}) and vLLM
+ * {"object":"error","message":..} shapes give RS_REPLY_ERROR; wrong JSON types
+ * (content a number, choices not an array or empty...) BAD_SHAPE; bytes that
+ * are not UTF-8 NOT_UTF8; finish_reason "length" TRUNCATED (content kept).
+ * Never crashes on any input (body need not be NUL-terminated).  *out is
+ * always filled and must be freed with rs__chat_reply_free; returns
+ * out->status (an out-of-memory is reported as BAD_SHAPE with that message). */
+rs__reply_status rs__chat_reply_parse(const char *body, size_t len, rs__chat_reply *out);
+/* Frees the strings of r (r itself is the caller's); accepts NULL. */
+void rs__chat_reply_free(rs__chat_reply *r);
+
+/* The server's error message of an error body of any shape above, malloc'd,
+ * or NULL when body is not such an error. */
+char *rs__llm_error_message(const char *body, size_t len);
+
+/* The request body of POST {base}/embeddings: {"model":M,"input":[..]},
+ * compact, malloc'd; NULL when out of memory. */
+char *rs__embed_request(const char *model, const char *const *inputs, size_t n, size_t *len);
+/* Parses an embeddings reply: data[i].embedding ordered by data[i].index,
+ * which must be 0..n_expected-1 once each, all of one dimension >= 1.
+ * On OK, *vectors gets n_expected x *dim doubles (malloc'd, row-major) and
+ * *prompt_tokens usage.prompt_tokens or -1; otherwise *vectors is NULL and
+ * *error (if error is non-NULL) a malloc'd message.  Never crashes. */
+rs__reply_status rs__embed_reply_parse(const char *body, size_t len, size_t n_expected, double **vectors,
+                                       size_t *dim, int64_t *prompt_tokens, char **error);
+
+/* A growable byte buffer for JSON writers; failed is set (and data kept)
+ * when an allocation fails, so writers check once at the end. */
+typedef struct rs__jbuf {
+  char *data;
+  size_t len, cap;
+  int failed;
+} rs__jbuf;
+/* Appends n bytes. */
+void rs__jbuf_put(rs__jbuf *b, const char *s, size_t n);
+/* Appends s (n bytes) as a JSON string literal with its quotes: '"', '\\'
+ * and control characters escaped, valid UTF-8 copied raw, each invalid byte
+ * replaced by U+FFFD.  Useful for JSONL writers. */
+void rs__jbuf_string(rs__jbuf *b, const char *s, size_t n);
+
+/* 1 when s[0..n) is well-formed UTF-8 (no overlongs, surrogates or code
+ * points above U+10FFFF); otherwise 0 and *bad (if non-NULL) is the offset
+ * of the first bad byte. */
+int rs__utf8_valid(const char *s, size_t n, size_t *bad);
+
+#endif
