@@ -346,7 +346,7 @@ Test(cache, rejects_other_files)
    * a future schema version. */
   char cmd[512];
   snprintf(cmd, sizeof cmd,
-           "python3 -c \"import sqlite3; d = sqlite3.connect('%s'); d.execute('create table t(x)'); d.commit();"
+           "/usr/bin/python3 -c \"import sqlite3; d = sqlite3.connect('%s'); d.execute('create table t(x)'); d.commit();"
            " d = sqlite3.connect('%s'); d.execute('pragma application_id=0x52534c43');"
            " d.execute('pragma user_version=2'); d.commit()\"",
            tmp_path("other.sqlite"), tmp_path("v2.sqlite"));
