@@ -16,6 +16,7 @@
 #include "formats/csvio.h"
 #include "metrics/spec.h"
 #include "util/strbuf.h"
+#include "util/strdict.h"
 
 static void help(FILE *f)
 {
@@ -82,63 +83,6 @@ static size_t text_width(const char *s)
   return w;
 }
 
-/* Distinct strings with their first-appearance order as ids. */
-typedef struct {
-  char **str;
-  size_t n, cap;
-  uint32_t *slot; /* open addressing: id + 1, 0 = empty */
-  size_t n_slots; /* a power of two, more than twice n */
-} dict;
-
-static size_t dict_pos(const dict *d, const char *s)
-{
-  const size_t mask = d->n_slots - 1;
-  size_t i = (size_t)rs__hash_bytes(s, strlen(s)) & mask;
-  while (d->slot[i] && strcmp(d->str[d->slot[i] - 1], s) != 0) i = (i + 1) & mask;
-  return i;
-}
-
-static long dict_find(const dict *d, const char *s)
-{
-  if (!d->n_slots) return -1;
-  size_t i = dict_pos(d, s);
-  return d->slot[i] ? (long)d->slot[i] - 1 : -1;
-}
-
-static rs_code dict_add(dict *d, const char *s, uint32_t *id, rs_error *err)
-{
-  if (2 * (d->n + 1) >= d->n_slots) {
-    size_t n_slots = d->n_slots ? 2 * d->n_slots : 64;
-    uint32_t *slot = calloc(n_slots, sizeof *slot);
-    if (!slot) return rs__fail(err, RS_NOMEM, "out of memory");
-    free(d->slot);
-    d->slot = slot;
-    d->n_slots = n_slots;
-    for (size_t j = 0; j < d->n; j++) d->slot[dict_pos(d, d->str[j])] = (uint32_t)(j + 1);
-  }
-  size_t i = dict_pos(d, s);
-  if (!d->slot[i]) {
-    if (d->n == d->cap) {
-      size_t cap = d->cap ? 2 * d->cap : 16;
-      char **ns = realloc(d->str, cap * sizeof *ns);
-      if (!ns) return rs__fail(err, RS_NOMEM, "out of memory");
-      d->str = ns;
-      d->cap = cap;
-    }
-    if (d->n >= UINT32_MAX - 1 || !(d->str[d->n] = strdup(s))) return rs__fail(err, RS_NOMEM, "out of memory");
-    d->slot[i] = (uint32_t)++d->n;
-  }
-  *id = d->slot[i] - 1;
-  return RS_OK;
-}
-
-static void dict_free(dict *d)
-{
-  for (size_t i = 0; i < d->n; i++) free(d->str[i]);
-  free(d->str);
-  free(d->slot);
-}
-
 /* A number in full: plain decimal, or empty (not available).  Trailing
  * spaces are allowed, as pandas writes none but hand-edited files may. */
 static int parse_number(const char *s, double *out)
@@ -167,7 +111,7 @@ typedef struct {
   char **key;  /* [n_keys] names */
   size_t *col; /* [n_keys] the column each key reads */
   size_t n_keys;
-  dict *val;    /* [n_keys] the values of each key */
+  rs__strdict *val;    /* [n_keys] the values of each key */
   uint32_t *id; /* [n_rows * n_keys] */
   double *value;
   size_t *line;
@@ -181,7 +125,7 @@ static void table_free(table_data *t)
 {
   for (size_t k = 0; k < t->n_keys; k++) {
     free(t->key[k]);
-    if (t->val) dict_free(&t->val[k]);
+    if (t->val) rs__strdict_free(&t->val[k]);
   }
   free(t->key);
   free(t->col);
@@ -270,7 +214,7 @@ static rs_code table_row(void *ctx, char **fields, size_t n, size_t line, rs_err
     t->cap = cap;
   }
   for (size_t k = 0; k < t->n_keys; k++) {
-    rs_code rc = dict_add(&t->val[k], fields[t->col[k]], &t->id[t->n_rows * t->n_keys + k], err);
+    rs_code rc = rs__strdict_add(&t->val[k], fields[t->col[k]], &t->id[t->n_rows * t->n_keys + k], err);
     if (rc) return rc;
   }
   t->value[t->n_rows] = v;
@@ -307,7 +251,7 @@ typedef struct {
   const table_data *t;
   int have_header;
   size_t n_cols, c_run, c_base, c_measure, c_p;
-  dict bases;
+  rs__strdict bases;
   cmp_row *row;
   size_t n, cap;
 } cmp_data;
@@ -349,10 +293,10 @@ static rs_code cmp_read_row(void *ctx, char **fields, size_t n, size_t line, rs_
     return rs__fail(err, RS_FORMAT, "%s:%zu: expected a number (or nothing) in column '%s', found '%s'", c->path,
                     line, c->p_name, fields[c->c_p]);
   uint32_t base;
-  rs_code rc = dict_add(&c->bases, fields[c->c_base], &base, err);
+  rs_code rc = rs__strdict_add(&c->bases, fields[c->c_base], &base, err);
   if (rc) return rc;
-  long run = dict_find(&c->t->val[K_RUN], fields[c->c_run]);
-  long measure = dict_find(&c->t->val[K_MEASURE(c->t)], fields[c->c_measure]);
+  long run = rs__strdict_find(&c->t->val[K_RUN], fields[c->c_run]);
+  long measure = rs__strdict_find(&c->t->val[K_MEASURE(c->t)], fields[c->c_measure]);
   if (run < 0 || measure < 0) return RS_OK; /* not in the table: nothing to mark */
   if (c->n == c->cap) {
     size_t cap = c->cap ? 2 * c->cap : 256;
@@ -430,7 +374,7 @@ static int has_key(const size_t *keys, size_t n, size_t k)
  * expands lists and gives the canonical spelling. */
 static rs_code select_measures(const table_data *t, const options *o, size_t *rank, rs_error *err)
 {
-  const dict *m = &t->val[K_MEASURE(t)];
+  const rs__strdict *m = &t->val[K_MEASURE(t)];
   size_t next = 0;
   if (o->n_measures == 0) {
     for (size_t i = 0; i < m->n; i++)
@@ -440,7 +384,7 @@ static rs_code select_measures(const table_data *t, const options *o, size_t *ra
   }
   for (size_t i = 0; i < m->n; i++) rank[i] = SIZE_MAX;
   for (size_t a = 0; a < o->n_measures; a++) {
-    long id = dict_find(m, o->measures[a]);
+    long id = rs__strdict_find(m, o->measures[a]);
     if (id >= 0) {
       if (rank[id] == SIZE_MAX) rank[id] = next++;
       continue;
@@ -450,7 +394,7 @@ static rs_code select_measures(const table_data *t, const options *o, size_t *ra
     const char *name = NULL;
     if (rs__spec_build(&o->measures[a], 1, 1000, &spec, &perr) == RS_OK) {
       for (size_t i = 0; i < spec->n_out && !name; i++) {
-        id = dict_find(m, spec->req[i].name);
+        id = rs__strdict_find(m, spec->req[i].name);
         if (id < 0) name = spec->req[i].name;
         else if (rank[id] == SIZE_MAX) rank[id] = next++;
       }
@@ -494,7 +438,7 @@ static rs_code parse_where(const table_data *t, const options *o, unsigned char 
       free(list);
       return rc;
     }
-    long id = dict_find(&t->val[k], eq + 1);
+    long id = rs__strdict_find(&t->val[k], eq + 1);
     if (id < 0) {
       rs__sb b = {0};
       rs__sb_list(&b, t->val[k].str, t->val[k].n, 300);
@@ -734,7 +678,7 @@ static rs_code sig_load(const table_data *t, const pivot *p, const options *o, c
   }
   long base = -1;
   if (o->baseline) {
-    if ((base = dict_find(&c.bases, o->baseline)) < 0) {
+    if ((base = rs__strdict_find(&c.bases, o->baseline)) < 0) {
       rs__sb b = {0};
       rs__sb_list(&b, c.bases.str, c.bases.n, 300);
       char *list = rs__sb_take(&b);
@@ -780,7 +724,7 @@ static rs_code sig_load(const table_data *t, const pivot *p, const options *o, c
     pval[at] = r->p;
     line[at] = r->line;
   }
-  s->base_run = dict_find(&t->val[K_RUN], s->baseline);
+  s->base_run = rs__strdict_find(&t->val[K_RUN], s->baseline);
   for (size_t i = 0; !rc && i < t->n_rows; i++) {
     size_t run = t->id[i * t->n_keys + K_RUN], m = t->id[i * t->n_keys + K_MEASURE(t)], at = run * n_measures + m;
     if (tested[at]) measure_tested[m] = 1;
@@ -816,7 +760,7 @@ static rs_code sig_load(const table_data *t, const pivot *p, const options *o, c
 done:
   free(tested);
   free(measure_tested);
-  dict_free(&c.bases);
+  rs__strdict_free(&c.bases);
   free(c.row);
   return rc;
 }
