@@ -14,8 +14,9 @@ static void help(FILE *f)
           "usage: ragsweep check CORPUS.h5 [RUNS.h5 ...]\n"
           "\n"
           "Validates a corpus and run files against format version 1 (README, \"Corpus format\"):\n"
-          "root attributes; datasets, ranks, shapes and types; qrels offsets (monotonic, from 0\n"
-          "to the number of judgments), doc indexes in range, no doc judged twice for a query;\n"
+          "root attributes; datasets, ranks, shapes and types (/queries/text and /docs/text, when\n"
+          "present, hold one readable string per query and per doc); qrels offsets (monotonic,\n"
+          "from 0 to the number of judgments), doc indexes in range, no doc judged twice for a query;\n"
           "for every run, a row per query, doc indexes in range, -1 only as trailing padding, no\n"
           "doc twice in a ranking, no NaN score, finite non-negative latencies.  Prints one line\n"
           "per file and run; every problem names the file, dataset and row.\n"
@@ -62,7 +63,9 @@ int rs_cli_check(int argc, char **argv)
   rs__corpus *c = NULL;
   rs__spec *spec = NULL;
   int bad = 0;
-  if (rs__corpus_open(argv[1], &c, &err) || rs__corpus_load_queries(c, &err)) {
+  /* The texts are read whole: that checks every string can be read. */
+  if (rs__corpus_open(argv[1], &c, &err) || rs__corpus_load_queries(c, &err) ||
+      (c->has_doc_text && rs__corpus_load_doc_texts(c, &err))) {
     rs__corpus_close(c);
     printf("%s: INVALID\n  %s\n", argv[1], err.msg);
     if (argc > 2) printf("(run files are checked against a valid corpus: fix %s first)\n", argv[1]);
@@ -70,8 +73,9 @@ int rs_cli_check(int argc, char **argv)
   }
   size_t nnz = (size_t)c->qoff[c->nq], judged = 0;
   for (size_t q = 0; q < c->nq; q++) judged += c->qoff[q + 1] > c->qoff[q];
-  printf("%s: ok (corpus: %zu queries, %zu judged; %s%zu docs; %zu judgments; %zu runs)\n", argv[1], c->nq, judged,
-         c->has_docs ? "" : "no /docs/id, ", c->nd, nnz, c->runs.n);
+  printf("%s: ok (corpus: %zu queries, %zu judged; %s%zu docs; %zu judgments; %zu runs%s%s)\n", argv[1], c->nq, judged,
+         c->has_docs ? "" : "no /docs/id, ", c->nd, nnz, c->runs.n, c->has_text ? "; query texts" : "",
+         c->has_doc_text ? "; doc texts" : "");
   const char *const names[] = {"NumRet"};
   if (rs__spec_build(names, 1, 1000, &spec, &err)) {
     printf("internal error: %s\n", err.msg);

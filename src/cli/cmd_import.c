@@ -12,7 +12,8 @@
 static void help(FILE *f)
 {
   fprintf(f,
-          "usage: ragsweep import -o OUT.h5 (--qrels QRELS | --json EVALSET.json) [RUN ...]\n"
+          "usage: ragsweep import -o OUT.h5 (--qrels QRELS | --json EVALSET.json) [--docs FILE]\n"
+          "                       [--queries FILE] [RUN ...]\n"
           "\n"
           "Writes a corpus (format version 1) from TREC qrels or a JSON evaluation set and any\n"
           "number of TREC runs.  RUN is PATH (named after the file, without its extension) or\n"
@@ -24,6 +25,11 @@ static void help(FILE *f)
           "      --qrels FILE         TREC qrels: qid iter docno grade (plain or gzip)\n"
           "      --json FILE          {\"queries\": [{\"id\", \"query\", \"relevant_doc_ids\",\n"
           "                           \"graded_relevance\": {doc: grade}}]}\n"
+          "      --docs FILE          doc texts -> /docs/text: TSV \"id<TAB>text\" (MS MARCO) or JSONL\n"
+          "                           {\"_id\", \"title\", \"text\"} (BEIR); plain or gzip.  Every doc\n"
+          "                           of the corpus (judged or retrieved) needs a text\n"
+          "      --queries FILE       query texts -> /queries/text, same layouts; replaces the\n"
+          "                           JSON eval set's \"query\" texts; every query needs one\n"
           "      --attr NAME:KEY=VAL  a configuration attribute of run NAME (repeatable);\n"
           "                           integers and decimals are stored as numbers\n"
           "      --threads N          threads for reading runs\n"
@@ -67,10 +73,12 @@ static char *run_name_from_path(const char *path)
 
 int rs_cli_import(int argc, char **argv)
 {
-  enum { OPT_QRELS = 256, OPT_JSON, OPT_ATTR, OPT_THREADS };
+  enum { OPT_QRELS = 256, OPT_JSON, OPT_ATTR, OPT_THREADS, OPT_DOCS, OPT_QUERIES };
   static const struct option longs[] = {{"out", required_argument, 0, 'o'},      {"qrels", required_argument, 0, OPT_QRELS},
                                         {"json", required_argument, 0, OPT_JSON}, {"attr", required_argument, 0, OPT_ATTR},
                                         {"threads", required_argument, 0, OPT_THREADS}, {"help", no_argument, 0, 'h'},
+                                        {"docs", required_argument, 0, OPT_DOCS},
+                                        {"queries", required_argument, 0, OPT_QUERIES},
                                         {0, 0, 0, 0}};
   rs__import_cfg cfg = {0};
   const char *out = NULL;
@@ -90,6 +98,8 @@ int rs_cli_import(int argc, char **argv)
     case OPT_JSON: cfg.json_path = optarg; break;
     case OPT_ATTR: attr_args[n_attr_args++] = optarg; break;
     case OPT_THREADS: cfg.threads = atoi(optarg); break;
+    case OPT_DOCS: cfg.docs_path = optarg; break;
+    case OPT_QUERIES: cfg.queries_path = optarg; break;
     case 'h': help(stdout); free(attr_args); return RS_EXIT_OK;
     default:
       fprintf(stderr, "ragsweep import: unknown option '%s' (see 'ragsweep import --help')\n", argv[optind - 1]);
@@ -148,7 +158,8 @@ int rs_cli_import(int argc, char **argv)
     exit_code = err.code == RS_USAGE ? RS_EXIT_USAGE : RS_EXIT_INPUT;
     goto done;
   }
-  printf("wrote %s (%zu run%s)\n", out, n_runs, n_runs == 1 ? "" : "s");
+  printf("wrote %s (%zu run%s%s%s)\n", out, n_runs, n_runs == 1 ? "" : "s", cfg.queries_path ? ", query texts" : "",
+         cfg.docs_path ? ", doc texts" : "");
   exit_code = RS_EXIT_OK;
 done:
   for (size_t i = 0; runs && i < n_runs; i++) {

@@ -15,6 +15,8 @@
 #include "cli.h"
 #include "formats/csvio.h"
 #include "metrics/spec.h"
+#include "util/strbuf.h"
+#include "util/strdict.h"
 
 static void help(FILE *f)
 {
@@ -73,131 +75,12 @@ static void help(FILE *f)
 
 /* --- strings -------------------------------------------------------------------- */
 
-/* A growable text, for labels and messages. */
-typedef struct {
-  char *s;
-  size_t n, cap;
-  int failed;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *s, size_t n)
-{
-  if (b->failed) return;
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < b->n + n + 1) cap *= 2;
-    char *ns = realloc(b->s, cap);
-    if (!ns) {
-      b->failed = 1;
-      return;
-    }
-    b->s = ns;
-    b->cap = cap;
-  }
-  memcpy(b->s + b->n, s, n);
-  b->n += n;
-  b->s[b->n] = '\0';
-}
-
-static void sb_str(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
-
-static void sb_printf(sbuf *b, const char *fmt, ...) RS_PRINTF(2, 3);
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-  char tmp[512];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  if (n > 0) sb_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-/* Takes the text (never NULL unless out of memory); b is empty afterwards. */
-static char *sb_take(sbuf *b)
-{
-  char *s = b->failed ? NULL : b->s ? b->s : strdup("");
-  if (b->failed) free(b->s);
-  *b = (sbuf){0};
-  return s;
-}
-
 /* Columns a string takes in a terminal: its UTF-8 code points. */
 static size_t text_width(const char *s)
 {
   size_t w = 0;
   for (; *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
   return w;
-}
-
-/* Distinct strings with their first-appearance order as ids. */
-typedef struct {
-  char **str;
-  size_t n, cap;
-  uint32_t *slot; /* open addressing: id + 1, 0 = empty */
-  size_t n_slots; /* a power of two, more than twice n */
-} dict;
-
-static size_t dict_pos(const dict *d, const char *s)
-{
-  const size_t mask = d->n_slots - 1;
-  size_t i = (size_t)rs__hash_bytes(s, strlen(s)) & mask;
-  while (d->slot[i] && strcmp(d->str[d->slot[i] - 1], s) != 0) i = (i + 1) & mask;
-  return i;
-}
-
-static long dict_find(const dict *d, const char *s)
-{
-  if (!d->n_slots) return -1;
-  size_t i = dict_pos(d, s);
-  return d->slot[i] ? (long)d->slot[i] - 1 : -1;
-}
-
-static rs_code dict_add(dict *d, const char *s, uint32_t *id, rs_error *err)
-{
-  if (2 * (d->n + 1) >= d->n_slots) {
-    size_t n_slots = d->n_slots ? 2 * d->n_slots : 64;
-    uint32_t *slot = calloc(n_slots, sizeof *slot);
-    if (!slot) return rs__fail(err, RS_NOMEM, "out of memory");
-    free(d->slot);
-    d->slot = slot;
-    d->n_slots = n_slots;
-    for (size_t j = 0; j < d->n; j++) d->slot[dict_pos(d, d->str[j])] = (uint32_t)(j + 1);
-  }
-  size_t i = dict_pos(d, s);
-  if (!d->slot[i]) {
-    if (d->n == d->cap) {
-      size_t cap = d->cap ? 2 * d->cap : 16;
-      char **ns = realloc(d->str, cap * sizeof *ns);
-      if (!ns) return rs__fail(err, RS_NOMEM, "out of memory");
-      d->str = ns;
-      d->cap = cap;
-    }
-    if (d->n >= UINT32_MAX - 1 || !(d->str[d->n] = strdup(s))) return rs__fail(err, RS_NOMEM, "out of memory");
-    d->slot[i] = (uint32_t)++d->n;
-  }
-  *id = d->slot[i] - 1;
-  return RS_OK;
-}
-
-static void dict_free(dict *d)
-{
-  for (size_t i = 0; i < d->n; i++) free(d->str[i]);
-  free(d->str);
-  free(d->slot);
-}
-
-/* "a, b, c, ... (12 more)": at most about limit bytes of items. */
-static void sb_list(sbuf *b, char *const *items, size_t n, size_t limit)
-{
-  size_t used = 0, i = 0;
-  for (; i < n; i++) {
-    size_t len = strlen(items[i]);
-    if (i > 0 && used + len > limit) break;
-    sb_str(b, i ? ", " : "");
-    sb_str(b, *items[i] ? items[i] : "(empty)");
-    used += len + 2;
-  }
-  if (i < n) sb_printf(b, ", ... (%zu more)", n - i);
 }
 
 /* A number in full: plain decimal, or empty (not available).  Trailing
@@ -228,7 +111,7 @@ typedef struct {
   char **key;  /* [n_keys] names */
   size_t *col; /* [n_keys] the column each key reads */
   size_t n_keys;
-  dict *val;    /* [n_keys] the values of each key */
+  rs__strdict *val;    /* [n_keys] the values of each key */
   uint32_t *id; /* [n_rows * n_keys] */
   double *value;
   size_t *line;
@@ -242,7 +125,7 @@ static void table_free(table_data *t)
 {
   for (size_t k = 0; k < t->n_keys; k++) {
     free(t->key[k]);
-    if (t->val) dict_free(&t->val[k]);
+    if (t->val) rs__strdict_free(&t->val[k]);
   }
   free(t->key);
   free(t->col);
@@ -252,13 +135,13 @@ static void table_free(table_data *t)
   free(t->line);
 }
 
-static void header_text(sbuf *b, char **fields, size_t n)
+static void header_text(rs__sb *b, char **fields, size_t n)
 {
   for (size_t i = 0; i < n && i < 30; i++) {
-    sb_str(b, i ? "," : "");
-    sb_str(b, fields[i]);
+    rs__sb_str(b, i ? "," : "");
+    rs__sb_str(b, fields[i]);
   }
-  if (n > 30) sb_str(b, ",...");
+  if (n > 30) rs__sb_str(b, ",...");
 }
 
 static rs_code table_header(table_data *t, char **fields, size_t n, size_t line, rs_error *err)
@@ -278,9 +161,9 @@ static rs_code table_header(table_data *t, char **fields, size_t n, size_t line,
                         : c_value == SIZE_MAX   ? "value"
                                                 : NULL;
   if (missing || c_measure < c_run) {
-    sbuf b = {0};
+    rs__sb b = {0};
     header_text(&b, fields, n);
-    char *h = sb_take(&b);
+    char *h = rs__sb_take(&b);
     rs_code rc = rs__fail(err, RS_FORMAT,
                           missing ? "%s:%zu: expected a header run,<attributes...>,measure,value (as 'ragsweep eval' "
                                     "writes aggregate.csv), found '%s': no column '%s'"
@@ -331,7 +214,7 @@ static rs_code table_row(void *ctx, char **fields, size_t n, size_t line, rs_err
     t->cap = cap;
   }
   for (size_t k = 0; k < t->n_keys; k++) {
-    rs_code rc = dict_add(&t->val[k], fields[t->col[k]], &t->id[t->n_rows * t->n_keys + k], err);
+    rs_code rc = rs__strdict_add(&t->val[k], fields[t->col[k]], &t->id[t->n_rows * t->n_keys + k], err);
     if (rc) return rc;
   }
   t->value[t->n_rows] = v;
@@ -368,7 +251,7 @@ typedef struct {
   const table_data *t;
   int have_header;
   size_t n_cols, c_run, c_base, c_measure, c_p;
-  dict bases;
+  rs__strdict bases;
   cmp_row *row;
   size_t n, cap;
 } cmp_data;
@@ -382,9 +265,9 @@ static rs_code cmp_header(cmp_data *c, char **fields, size_t n, size_t line, rs_
     for (size_t i = 0; i < n && *cols[j] == SIZE_MAX; i++)
       if (strcmp(fields[i], names[j]) == 0) *cols[j] = i;
     if (*cols[j] == SIZE_MAX) {
-      sbuf b = {0};
+      rs__sb b = {0};
       header_text(&b, fields, n);
-      char *h = sb_take(&b);
+      char *h = rs__sb_take(&b);
       rs_code rc = rs__fail(err, RS_FORMAT,
                             "%s:%zu: expected a header with columns run, baseline, measure and %s (as 'ragsweep "
                             "compare' writes compare.csv), found '%s'",
@@ -410,10 +293,10 @@ static rs_code cmp_read_row(void *ctx, char **fields, size_t n, size_t line, rs_
     return rs__fail(err, RS_FORMAT, "%s:%zu: expected a number (or nothing) in column '%s', found '%s'", c->path,
                     line, c->p_name, fields[c->c_p]);
   uint32_t base;
-  rs_code rc = dict_add(&c->bases, fields[c->c_base], &base, err);
+  rs_code rc = rs__strdict_add(&c->bases, fields[c->c_base], &base, err);
   if (rc) return rc;
-  long run = dict_find(&c->t->val[K_RUN], fields[c->c_run]);
-  long measure = dict_find(&c->t->val[K_MEASURE(c->t)], fields[c->c_measure]);
+  long run = rs__strdict_find(&c->t->val[K_RUN], fields[c->c_run]);
+  long measure = rs__strdict_find(&c->t->val[K_MEASURE(c->t)], fields[c->c_measure]);
   if (run < 0 || measure < 0) return RS_OK; /* not in the table: nothing to mark */
   if (c->n == c->cap) {
     size_t cap = c->cap ? 2 * c->cap : 256;
@@ -455,9 +338,9 @@ static rs_code parse_keys(const table_data *t, const char *opt, const char *arg,
     size_t k = 0;
     while (k < t->n_keys && strcmp(t->key[k], tok) != 0) k++;
     if (k == t->n_keys) {
-      sbuf b = {0};
-      sb_list(&b, t->key, t->n_keys, 300);
-      char *list = sb_take(&b);
+      rs__sb b = {0};
+      rs__sb_list(&b, t->key, t->n_keys, 300);
+      char *list = rs__sb_take(&b);
       rc = rs__fail(err, RS_USAGE, "%s: unknown key '%s' (the keys of %s are: %s)", opt, tok, t->path,
                     list ? list : "");
       free(list);
@@ -491,7 +374,7 @@ static int has_key(const size_t *keys, size_t n, size_t k)
  * expands lists and gives the canonical spelling. */
 static rs_code select_measures(const table_data *t, const options *o, size_t *rank, rs_error *err)
 {
-  const dict *m = &t->val[K_MEASURE(t)];
+  const rs__strdict *m = &t->val[K_MEASURE(t)];
   size_t next = 0;
   if (o->n_measures == 0) {
     for (size_t i = 0; i < m->n; i++)
@@ -501,7 +384,7 @@ static rs_code select_measures(const table_data *t, const options *o, size_t *ra
   }
   for (size_t i = 0; i < m->n; i++) rank[i] = SIZE_MAX;
   for (size_t a = 0; a < o->n_measures; a++) {
-    long id = dict_find(m, o->measures[a]);
+    long id = rs__strdict_find(m, o->measures[a]);
     if (id >= 0) {
       if (rank[id] == SIZE_MAX) rank[id] = next++;
       continue;
@@ -511,15 +394,15 @@ static rs_code select_measures(const table_data *t, const options *o, size_t *ra
     const char *name = NULL;
     if (rs__spec_build(&o->measures[a], 1, 1000, &spec, &perr) == RS_OK) {
       for (size_t i = 0; i < spec->n_out && !name; i++) {
-        id = dict_find(m, spec->req[i].name);
+        id = rs__strdict_find(m, spec->req[i].name);
         if (id < 0) name = spec->req[i].name;
         else if (rank[id] == SIZE_MAX) rank[id] = next++;
       }
     }
     if (!spec || name) {
-      sbuf b = {0};
-      sb_list(&b, m->str, m->n, 300);
-      char *list = sb_take(&b);
+      rs__sb b = {0};
+      rs__sb_list(&b, m->str, m->n, 300);
+      char *list = rs__sb_take(&b);
       rs_code rc;
       if (spec)
         rc = rs__fail(err, RS_USAGE, "-m %s: %s has no measure '%s' (its measures: %s)", o->measures[a], t->path,
@@ -546,20 +429,20 @@ static rs_code parse_where(const table_data *t, const options *o, unsigned char 
       while (k < t->n_keys && (strlen(t->key[k]) != (size_t)(eq - arg) || strncmp(t->key[k], arg, (size_t)(eq - arg))))
         k++;
     if (!eq || k == t->n_keys) {
-      sbuf b = {0};
-      sb_list(&b, t->key, t->n_keys, 300);
-      char *list = sb_take(&b);
+      rs__sb b = {0};
+      rs__sb_list(&b, t->key, t->n_keys, 300);
+      char *list = rs__sb_take(&b);
       rs_code rc = !eq ? rs__fail(err, RS_USAGE, "--where %s: expected KEY=VALUE (keys: %s)", arg, list ? list : "")
                        : rs__fail(err, RS_USAGE, "--where %s: unknown key '%.*s' (the keys of %s are: %s)", arg,
                                   (int)(eq - arg), arg, t->path, list ? list : "");
       free(list);
       return rc;
     }
-    long id = dict_find(&t->val[k], eq + 1);
+    long id = rs__strdict_find(&t->val[k], eq + 1);
     if (id < 0) {
-      sbuf b = {0};
-      sb_list(&b, t->val[k].str, t->val[k].n, 300);
-      char *list = sb_take(&b);
+      rs__sb b = {0};
+      rs__sb_list(&b, t->val[k].str, t->val[k].n, 300);
+      char *list = rs__sb_take(&b);
       rs_code rc = rs__fail(err, RS_USAGE, "--where %s: no row of %s has %s '%s' (its values: %s)", arg, t->path,
                             t->key[k], eq + 1, list ? list : "");
       free(list);
@@ -652,23 +535,23 @@ static rs_code axis_positions(pivot *p, const size_t *keys, size_t n_keys, size_
 }
 
 /* The axis label of one key's value ("model=bge-small" in column headers). */
-static void key_label(sbuf *b, const table_data *t, size_t row, size_t k, int in_header, long base_run, int md)
+static void key_label(rs__sb *b, const table_data *t, size_t row, size_t k, int in_header, long base_run, int md)
 {
   const char *v = key_value(t, row, k);
   if (in_header && k != K_RUN && k != K_MEASURE(t)) {
-    sb_str(b, t->key[k]);
-    sb_str(b, "=");
+    rs__sb_str(b, t->key[k]);
+    rs__sb_str(b, "=");
   }
-  sb_str(b, md && !*v ? "–" : v);
-  if (k == K_RUN && base_run >= 0 && t->id[row * t->n_keys + K_RUN] == (uint32_t)base_run) sb_str(b, " (baseline)");
+  rs__sb_str(b, md && !*v ? "–" : v);
+  if (k == K_RUN && base_run >= 0 && t->id[row * t->n_keys + K_RUN] == (uint32_t)base_run) rs__sb_str(b, " (baseline)");
 }
 
-static void cell_name(sbuf *b, const pivot *p, size_t row)
+static void cell_name(rs__sb *b, const pivot *p, size_t row)
 {
   const table_data *t = p->t;
   for (size_t i = 0; i < p->n_rkeys + p->n_ckeys; i++) {
     size_t k = i < p->n_rkeys ? p->rows[i] : p->cols[i - p->n_rkeys];
-    sb_printf(b, "%s%s=%s", i ? ", " : "", t->key[k], key_value(t, row, k));
+    rs__sb_printf(b, "%s%s=%s", i ? ", " : "", t->key[k], key_value(t, row, k));
   }
 }
 
@@ -677,14 +560,14 @@ static rs_code ambiguous(const pivot *p, size_t r, size_t c, rs_error *err)
 {
   const table_data *t = p->t;
   size_t n = 0, first = SIZE_MAX;
-  sbuf b = {0}, lines = {0}, diff = {0};
+  rs__sb b = {0}, lines = {0}, diff = {0};
   for (size_t i = 0; i < p->n_sel; i++) {
     if (p->r_of[i] != r || p->c_of[i] != c) continue;
     if (first == SIZE_MAX) first = p->sel[i];
-    if (n < 5) sb_printf(&lines, "%s%zu", n ? ", " : "", t->line[p->sel[i]]);
+    if (n < 5) rs__sb_printf(&lines, "%s%zu", n ? ", " : "", t->line[p->sel[i]]);
     n++;
   }
-  if (n > 5) sb_str(&lines, ", ...");
+  if (n > 5) rs__sb_str(&lines, ", ...");
   cell_name(&b, p, first);
   /* Keys that differ among the matches, attributes first: they are what --where picks. */
   size_t n_diff = 0, hint = SIZE_MAX;
@@ -694,7 +577,7 @@ static rs_code ambiguous(const pivot *p, size_t r, size_t c, rs_error *err)
       if ((size_t)kind != pass) continue;
       uint32_t seen[4];
       size_t n_seen = 0, n_distinct = 0;
-      sbuf vals = {0};
+      rs__sb vals = {0};
       uint32_t first_id = t->id[first * t->n_keys + k];
       for (size_t i = 0; i < p->n_sel; i++) {
         if (p->r_of[i] != r || p->c_of[i] != c) continue;
@@ -702,13 +585,13 @@ static rs_code ambiguous(const pivot *p, size_t r, size_t c, rs_error *err)
         int dup = id == first_id && n_distinct > 0;
         for (size_t j = 0; j < n_seen && !dup; j++) dup = seen[j] == id;
         if (dup) continue;
-        if (n_distinct < 3) sb_printf(&vals, "%s%s", n_distinct ? ", " : "", t->val[k].str[id]);
+        if (n_distinct < 3) rs__sb_printf(&vals, "%s%s", n_distinct ? ", " : "", t->val[k].str[id]);
         if (n_seen < 4) seen[n_seen++] = id;
         n_distinct++;
       }
       if (n_distinct > 1) {
-        if (n_distinct > 3) sb_str(&vals, ", ...");
-        sb_printf(&diff, "%s%s (%s)", n_diff ? ", " : "", t->key[k], vals.s ? vals.s : "");
+        if (n_distinct > 3) rs__sb_str(&vals, ", ...");
+        rs__sb_printf(&diff, "%s%s (%s)", n_diff ? ", " : "", t->key[k], vals.s ? vals.s : "");
         if (hint == SIZE_MAX) hint = k;
         n_diff++;
       }
@@ -795,10 +678,10 @@ static rs_code sig_load(const table_data *t, const pivot *p, const options *o, c
   }
   long base = -1;
   if (o->baseline) {
-    if ((base = dict_find(&c.bases, o->baseline)) < 0) {
-      sbuf b = {0};
-      sb_list(&b, c.bases.str, c.bases.n, 300);
-      char *list = sb_take(&b);
+    if ((base = rs__strdict_find(&c.bases, o->baseline)) < 0) {
+      rs__sb b = {0};
+      rs__sb_list(&b, c.bases.str, c.bases.n, 300);
+      char *list = rs__sb_take(&b);
       rc = rs__fail(err, RS_USAGE, "--baseline %s: %s has no comparisons with baseline '%s' (its baselines: %s)",
                     o->baseline, path, o->baseline, c.bases.n && list ? list : "none");
       free(list);
@@ -807,9 +690,9 @@ static rs_code sig_load(const table_data *t, const pivot *p, const options *o, c
   } else if (c.bases.n == 1) {
     base = 0;
   } else if (c.bases.n > 1) {
-    sbuf b = {0};
-    sb_list(&b, c.bases.str, c.bases.n, 300);
-    char *list = sb_take(&b);
+    rs__sb b = {0};
+    rs__sb_list(&b, c.bases.str, c.bases.n, 300);
+    char *list = rs__sb_take(&b);
     rc = rs__fail(err, RS_USAGE, "%s compares with several baselines (%s); choose one with --baseline", path,
                   list ? list : "");
     free(list);
@@ -841,7 +724,7 @@ static rs_code sig_load(const table_data *t, const pivot *p, const options *o, c
     pval[at] = r->p;
     line[at] = r->line;
   }
-  s->base_run = dict_find(&t->val[K_RUN], s->baseline);
+  s->base_run = rs__strdict_find(&t->val[K_RUN], s->baseline);
   for (size_t i = 0; !rc && i < t->n_rows; i++) {
     size_t run = t->id[i * t->n_keys + K_RUN], m = t->id[i * t->n_keys + K_MEASURE(t)], at = run * n_measures + m;
     if (tested[at]) measure_tested[m] = 1;
@@ -877,18 +760,18 @@ static rs_code sig_load(const table_data *t, const pivot *p, const options *o, c
 done:
   free(tested);
   free(measure_tested);
-  dict_free(&c.bases);
+  rs__strdict_free(&c.bases);
   free(c.row);
   return rc;
 }
 
 /* --- output ------------------------------------------------------------------------------- */
 
-static void format_value(sbuf *b, double v, int decimals)
+static void format_value(rs__sb *b, double v, int decimals)
 {
-  if (isnan(v)) sb_str(b, "NaN");
-  else if (isinf(v)) sb_str(b, v > 0 ? "inf" : "-inf");
-  else sb_printf(b, "%.*f", decimals, v);
+  if (isnan(v)) rs__sb_str(b, "NaN");
+  else if (isinf(v)) rs__sb_str(b, v > 0 ? "inf" : "-inf");
+  else rs__sb_printf(b, "%.*f", decimals, v);
 }
 
 /* The text of every cell: number, then marks (kept apart, to align them). */
@@ -907,15 +790,15 @@ static rs_code cells_format(const pivot *p, const options *o, const significance
   for (size_t i = 0; i < n; i++) {
     size_t row = p->cell[i];
     if (row == SIZE_MAX) continue;
-    sbuf b = {0}, m = {0};
+    rs__sb b = {0}, m = {0};
     format_value(&b, t->value[row], o->decimals);
-    sb_str(&m, "");
-    if (s->on && s->mark[row]) sb_str(&m, "†");
+    rs__sb_str(&m, "");
+    if (s->on && s->mark[row]) rs__sb_str(&m, "†");
     if (s->on && !run_is_key && s->base_run >= 0 && t->id[row * t->n_keys + K_RUN] == (uint32_t)s->base_run) {
-      sb_str(&m, "°");
+      rs__sb_str(&m, "°");
       ct->any_baseline_cell = 1;
     }
-    if (!(ct->num[i] = sb_take(&b)) || !(ct->mark[i] = sb_take(&m))) {
+    if (!(ct->num[i] = rs__sb_take(&b)) || !(ct->mark[i] = rs__sb_take(&m))) {
       free(m.s);
       return rs__fail(err, RS_NOMEM, "out of memory");
     }
@@ -938,9 +821,9 @@ static rs_code cells_format(const pivot *p, const options *o, const significance
     for (size_t j = 0; j < len; j++) {
       size_t i = per_row ? a * p->n_c + j : j * p->n_c + a;
       if (!ct->num[i] || strcmp(ct->num[i], best_text) != 0) continue;
-      sbuf b = {0};
-      sb_printf(&b, "**%s**", ct->num[i]);
-      char *bold = sb_take(&b);
+      rs__sb b = {0};
+      rs__sb_printf(&b, "**%s**", ct->num[i]);
+      char *bold = rs__sb_take(&b);
       if (!bold) {
         free(best_text);
         return rs__fail(err, RS_NOMEM, "out of memory");
@@ -964,19 +847,19 @@ static void cells_free(cell_text *ct, size_t n)
 /* The labels: one column per row key, then one per column position. */
 static char *column_label(const pivot *p, size_t c, long base_run, int md)
 {
-  sbuf b = {0};
+  rs__sb b = {0};
   for (size_t j = 0; j < p->n_ckeys; j++) {
-    if (j) sb_str(&b, " / ");
+    if (j) rs__sb_str(&b, " / ");
     key_label(&b, p->t, p->c_first[c], p->cols[j], 1, base_run, md);
   }
-  return sb_take(&b);
+  return rs__sb_take(&b);
 }
 
 static char *row_label(const pivot *p, size_t r, size_t j, long base_run, int md)
 {
-  sbuf b = {0};
+  rs__sb b = {0};
   key_label(&b, p->t, p->r_first[r], p->rows[j], 0, base_run, md);
-  return sb_take(&b);
+  return rs__sb_take(&b);
 }
 
 static void md_cell(FILE *f, const char *s, size_t width, int right)
@@ -993,10 +876,10 @@ static void md_cell(FILE *f, const char *s, size_t width, int right)
 static char *md_escape(char *s)
 {
   if (!s || !strchr(s, '|')) return s;
-  sbuf b = {0};
-  for (const char *q = s; *q; q++) sb_str(&b, *q == '|' ? "\\|" : (char[2]){*q, 0});
+  rs__sb b = {0};
+  for (const char *q = s; *q; q++) rs__sb_str(&b, *q == '|' ? "\\|" : (char[2]){*q, 0});
   free(s);
-  return sb_take(&b);
+  return rs__sb_take(&b);
 }
 
 static rs_code write_md(FILE *f, const pivot *p, const options *o, const significance *s, const cell_text *ct,
@@ -1024,16 +907,16 @@ static rs_code write_md(FILE *f, const pivot *p, const options *o, const signifi
     for (size_t j = 0; j < n_lab; j++) line[j] = md_escape(row_label(p, r, j, base, 1));
     for (size_t c = 0; c < p->n_c; c++) {
       size_t i = r * p->n_c + c;
-      sbuf b = {0};
+      rs__sb b = {0};
       if (!ct->num[i]) {
-        sb_str(&b, "–");
+        rs__sb_str(&b, "–");
       } else {
-        sb_str(&b, ct->num[i]);
-        sb_str(&b, ct->mark[i]);
+        rs__sb_str(&b, ct->num[i]);
+        rs__sb_str(&b, ct->mark[i]);
       }
       /* pad the marks, so the digits of a column line up */
-      for (size_t k = ct->num[i] ? text_width(ct->mark[i]) : 0; k < mark_w[n_lab + c]; k++) sb_str(&b, " ");
-      line[n_lab + c] = sb_take(&b);
+      for (size_t k = ct->num[i] ? text_width(ct->mark[i]) : 0; k < mark_w[n_lab + c]; k++) rs__sb_str(&b, " ");
+      line[n_lab + c] = rs__sb_take(&b);
     }
   }
   for (size_t i = 0; i < n_cols * n_lines; i++) {
@@ -1099,12 +982,12 @@ static rs_code write_csv(rs__csv *w, const pivot *p, const significance *s, cons
     }
     for (size_t c = 0; c < p->n_c; c++) {
       size_t i = r * p->n_c + c;
-      sbuf b = {0};
+      rs__sb b = {0};
       if (ct->num[i]) {
-        sb_str(&b, ct->num[i]);
-        sb_str(&b, ct->mark[i]);
+        rs__sb_str(&b, ct->num[i]);
+        rs__sb_str(&b, ct->mark[i]);
       }
-      char *v = sb_take(&b);
+      char *v = rs__sb_take(&b);
       if (!v) return rs__fail(err, RS_NOMEM, "out of memory");
       rs__csv_str(w, v);
       free(v);
@@ -1120,10 +1003,10 @@ static rs_code write_csv(rs__csv *w, const pivot *p, const significance *s, cons
 static char *make_caption(const pivot *p, const options *o)
 {
   const table_data *t = p->t;
-  sbuf b = {0};
+  rs__sb b = {0};
   const size_t km = K_MEASURE(t);
   if (!has_key(p->rows, p->n_rkeys, km) && !has_key(p->cols, p->n_ckeys, km))
-    sb_printf(&b, "**%s**", key_value(t, p->sel[0], km));
+    rs__sb_printf(&b, "**%s**", key_value(t, p->sel[0], km));
   int open = 0;
   for (size_t w = 0; w < o->n_where; w++) {
     const char *eq = strchr(o->where[w], '=');
@@ -1134,19 +1017,19 @@ static char *make_caption(const pivot *p, const options *o)
     int again = 0; /* a later value of a key given before */
     for (size_t v = 0; v < w && !again; v++) again = strncmp(o->where[v], o->where[w], klen + 1) == 0;
     if (again) {
-      sb_printf(&b, " or %s", eq + 1);
+      rs__sb_printf(&b, " or %s", eq + 1);
       continue;
     }
-    sb_str(&b, open ? ", " : b.n ? " (" : "(");
-    sb_str(&b, o->where[w]);
+    rs__sb_str(&b, open ? ", " : b.n ? " (" : "(");
+    rs__sb_str(&b, o->where[w]);
     open = 1;
   }
-  if (open) sb_str(&b, ")");
+  if (open) rs__sb_str(&b, ")");
   if (!b.n) {
     free(b.s);
     return NULL;
   }
-  return sb_take(&b);
+  return rs__sb_take(&b);
 }
 
 /* --- the command ---------------------------------------------------------------------------- */

@@ -68,6 +68,8 @@ typedef struct rs__corpus {
   size_t nd;        /* docs: length of /docs/id, or 0 when absent */
   int has_docs;
   char **doc_id;    /* [nd] or NULL */
+  int has_doc_text;  /* /docs/text is present (its layout checked at open) */
+  char **doc_text;  /* [nd] (one pool), NULL until rs__corpus_load_doc_texts */
   /* qrels, CSR over queries: judgments of query i are [qoff[i], qoff[i+1]) */
   int64_t *qoff;    /* [nq + 1] */
   int32_t *qdoc;    /* doc indexes */
@@ -86,6 +88,10 @@ void rs__corpus_close(rs__corpus *c);
  * checks their layout, so that a sweep which prints no query never pays
  * for reading a million variable-length strings. */
 rs_code rs__corpus_load_queries(rs__corpus *c, rs_error *err);
+
+/* Reads /docs/text (strings [nd], in the order of /docs/id) once; later
+ * calls do nothing.  A corpus without it is RS_FORMAT naming the file. */
+rs_code rs__corpus_load_doc_texts(rs__corpus *c, rs_error *err);
 
 /* The id of query q, for messages: read on first use; "?" if unreadable. */
 const char *rs__corpus_qid(const rs__corpus *c, size_t q);

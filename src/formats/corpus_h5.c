@@ -192,8 +192,8 @@ static rs_code check_strings(hid_t d, const char *file, const char *name, size_t
     return rs__fail(err, RS_FORMAT, "%s:%s: expected 1-D strings, found %d-D %s", file, name, di.rank,
                     class_name(di.cls));
   if (want != SIZE_MAX && (size_t)di.dims[0] != want)
-    return rs__fail(err, RS_FORMAT, "%s:%s: expected %zu strings (one per query), found %zu", file, name, want,
-                    (size_t)di.dims[0]);
+    return rs__fail(err, RS_FORMAT, "%s:%s: expected %zu strings (%s), found %zu", file, name, want,
+                    strncmp(name, "/docs/", 6) == 0 ? "one per doc of /docs/id" : "one per query", (size_t)di.dims[0]);
   *n_out = (size_t)di.dims[0];
   return RS_OK;
 }
@@ -845,6 +845,16 @@ rs_code rs__corpus_open(const char *path, rs__corpus **out, rs_error *err)
     }
     c->has_docs = 1;
   }
+  if (link_exists(f->fid, "docs") && link_exists(f->fid, "/docs/text")) {
+    if (!c->has_docs) {
+      rc = rs__fail(err, RS_FORMAT, "%s:/docs/text: expected /docs/id beside it (the texts follow its order), found none",
+                    path);
+      goto fail;
+    }
+    /* Only the layout now: the texts are read by rs__corpus_load_doc_texts. */
+    if ((rc = describe_strings(f->fid, path, "/docs/text", c->nd, &n, err))) goto fail;
+    c->has_doc_text = 1;
+  }
   if (!link_exists(f->fid, "qrels")) { rc = rs__fail(err, RS_FORMAT, "%s: missing group /qrels", path); goto fail; }
   if ((rc = read_ints(f->fid, path, "/qrels/offsets", H5T_NATIVE_INT64, sizeof(int64_t), c->nq + 1, &p, &n, err)))
     goto fail;
@@ -875,6 +885,16 @@ rs_code rs__corpus_load_queries(rs__corpus *c, rs_error *err)
   return RS_OK;
 }
 
+rs_code rs__corpus_load_doc_texts(rs__corpus *c, rs_error *err)
+{
+  size_t n = 0;
+  if (!c->has_doc_text)
+    return rs__fail(err, RS_FORMAT, "%s: no /docs/text; expected the doc texts (ragsweep import --docs FILE writes them)",
+                    c->path);
+  if (c->doc_text) return RS_OK;
+  return read_strings(c->runs.file->fid, c->path, "/docs/text", c->nd, &c->doc_text, &n, err);
+}
+
 const char *rs__corpus_qid(const rs__corpus *c, size_t q)
 {
   /* A cache: loading does not change what the corpus is. */
@@ -889,6 +909,7 @@ void rs__corpus_close(rs__corpus *c)
   free(c->query_id);
   free(c->query_text);
   free(c->doc_id);
+  free(c->doc_text);
   free(c->qoff);
   free(c->qdoc);
   free(c->qgrade);

@@ -52,4 +52,29 @@ typedef struct rs__evalset {
 rs_code rs__evalset_read(const char *path, rs__evalset **out, rs_error *err);
 void rs__evalset_free(rs__evalset *s);
 
+/* --- JSONL text records (for src/formats/texts.c) --------------------------
+ *
+ * One line of a text collection in JSONL: an object with the id under
+ * "_id", "id" or "docid" (the first of these present; a string, or an
+ * integer written in decimal), the text under "text" (or "contents", the
+ * Pyserini layout) and an optional "title" (a string or null).  Other keys
+ * are ignored.  A parser is reused line after line and used by one thread. */
+typedef struct rs__jsonl rs__jsonl;
+
+rs_code rs__jsonl_new(rs__jsonl **out, rs_error *err);
+/* Frees the parser and the views of its last record; accepts NULL. */
+void rs__jsonl_free(rs__jsonl *p);
+
+typedef struct rs__text_record {
+  const char *id, *title, *text; /* views valid until the next parse or free */
+  size_t id_len, title_len, text_len; /* title_len is 0 when absent */
+} rs__text_record;
+
+/* Parses line[0, len) (no newline) of file name at line line_no.  Errors
+ * (RS_FORMAT) say name:line_no, what was expected and what was found: not
+ * strict JSON, not an object, no id or text, an empty id, an id or a text
+ * of the wrong type, NUL bytes in an id. */
+rs_code rs__json_text_record(rs__jsonl *p, const char *name, size_t line_no, const char *line, size_t len,
+                             rs__text_record *out, rs_error *err);
+
 #endif

@@ -822,3 +822,117 @@ done:
   free(buf);
   return rc;
 }
+
+/* ---------------------------------------------------------------------------
+ * JSONL text records (evalset.h)
+ * ------------------------------------------------------------------------- */
+
+struct rs__jsonl {
+  json_tokener *tok;
+  json_object *last; /* the record whose strings the views point into */
+  char num[24];      /* an integer id, written in decimal */
+};
+
+rs_code rs__jsonl_new(rs__jsonl **out, rs_error *err)
+{
+  rs__jsonl *p = rs__calloc(1, sizeof *p);
+  if (!p || !(p->tok = json_tokener_new())) {
+    free(p);
+    return rs__fail(err, RS_NOMEM, "out of memory for a JSON parser");
+  }
+  json_tokener_set_flags(p->tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
+  *out = p;
+  return RS_OK;
+}
+
+void rs__jsonl_free(rs__jsonl *p)
+{
+  if (!p) return;
+  json_object_put(p->last);
+  json_tokener_free(p->tok);
+  free(p);
+}
+
+rs_code rs__json_text_record(rs__jsonl *p, const char *name, size_t line_no, const char *line, size_t len,
+                             rs__text_record *out, rs_error *err)
+{
+  char d[DESCRIBE_CAP], found[32];
+  json_object *root, *v = NULL;
+  json_object_put(p->last);
+  p->last = NULL;
+  if (len >= (size_t)INT_MAX)
+    return rs__fail(err, RS_UNSUPPORTED, "%s:%zu: a line of %zu bytes is longer than a JSON record may be", name,
+                    line_no, len);
+  json_tokener_reset(p->tok);
+  /* A line is not NUL-terminated where we are given it, so a bare number
+   * at its end would wait for more input; records are objects, which end
+   * with '}', so the parse completes without the terminator. */
+  root = json_tokener_parse_ex(p->tok, line, (int)len);
+  enum json_tokener_error jerr = json_tokener_get_error(p->tok);
+  if (jerr != json_tokener_success) {
+    json_object_put(root);
+    if (jerr == json_tokener_continue)
+      return rs__fail(err, RS_FORMAT, "%s:%zu: not valid JSON: the line ends inside a value; expected one JSON object "
+                      "per line", name, line_no);
+    size_t pos = json_tokener_get_parse_end(p->tok);
+    return rs__fail(err, RS_FORMAT, "%s:%zu:%zu: not valid JSON: %s, found %s", name, line_no, pos + 1,
+                    json_tokener_error_desc(jerr), describe_byte(found, sizeof found, line, pos, len));
+  }
+  size_t pos = json_tokener_get_parse_end(p->tok);
+  while (pos < len && (line[pos] == ' ' || line[pos] == '\t' || line[pos] == '\r')) pos++;
+  if (pos < len) {
+    json_object_put(root);
+    return rs__fail(err, RS_FORMAT, "%s:%zu:%zu: unexpected data after the JSON object: found %s; expected one object "
+                    "per line", name, line_no, pos + 1, describe_byte(found, sizeof found, line, pos, len));
+  }
+  p->last = root;
+  if (!json_object_is_type(root, json_type_object))
+    return rs__fail(err, RS_FORMAT, "%s:%zu: expected a JSON object, found %s", name, line_no, describe(d, root));
+
+  static const char *const id_keys[] = {"_id", "id", "docid"};
+  const char *id_key = NULL;
+  for (size_t k = 0; k < 3 && !id_key; k++)
+    if (json_object_object_get_ex(root, id_keys[k], &v)) id_key = id_keys[k];
+  if (!id_key)
+    return rs__fail(err, RS_FORMAT, "%s:%zu: no id; expected \"_id\", \"id\" or \"docid\" with a string or an integer",
+                    name, line_no);
+  if (json_object_is_type(v, json_type_string)) {
+    out->id = json_object_get_string(v);
+    out->id_len = (size_t)json_object_get_string_len(v);
+    if (!id_ok(v))
+      return rs__fail(err, RS_FORMAT, "%s:%zu: \"%s\": expected a non-empty id without NUL bytes, found %s", name,
+                      line_no, id_key, describe(d, v));
+  } else if (json_object_is_type(v, json_type_int)) {
+    snprintf(p->num, sizeof p->num, "%" PRId64, json_object_get_int64(v));
+    out->id = p->num;
+    out->id_len = strlen(p->num);
+  } else {
+    return rs__fail(err, RS_FORMAT, "%s:%zu: \"%s\": expected a string or an integer, found %s", name, line_no, id_key,
+                    describe(d, v));
+  }
+  const char *text_key = json_object_object_get_ex(root, "text", &v)       ? "text"
+                         : json_object_object_get_ex(root, "contents", &v) ? "contents"
+                                                                           : NULL;
+  if (!text_key)
+    return rs__fail(err, RS_FORMAT, "%s:%zu: id %s: no \"text\"; expected \"text\" (or \"contents\") with a string",
+                    name, line_no, quote(d, out->id, out->id_len));
+  if (!json_object_is_type(v, json_type_string)) {
+    char q[QUOTE_CAP];
+    return rs__fail(err, RS_FORMAT, "%s:%zu: id %s: \"%s\": expected a string, found %s", name, line_no,
+                    quote(q, out->id, out->id_len), text_key, describe(d, v));
+  }
+  out->text = json_object_get_string(v);
+  out->text_len = (size_t)json_object_get_string_len(v);
+  out->title = "";
+  out->title_len = 0;
+  if (json_object_object_get_ex(root, "title", &v) && !json_object_is_type(v, json_type_null)) {
+    if (!json_object_is_type(v, json_type_string)) {
+      char q[QUOTE_CAP];
+      return rs__fail(err, RS_FORMAT, "%s:%zu: id %s: \"title\": expected a string or null, found %s", name, line_no,
+                      quote(q, out->id, out->id_len), describe(d, v));
+    }
+    out->title = json_object_get_string(v);
+    out->title_len = (size_t)json_object_get_string_len(v);
+  }
+  return RS_OK;
+}

@@ -10,6 +10,7 @@
 
 #include "formats/evalset.h"
 #include "formats/qrels.h"
+#include "formats/texts.h"
 #include "formats/trecrun.h"
 
 /* --- doc ids: interned, then numbered in strcmp order ---------------------- */
@@ -389,8 +390,29 @@ done:
   return rc;
 }
 
+/* The texts of ids[0, n) from the collection at path, in that order;
+ * *out is malloc'd (views into *texts, which the caller frees). */
+static rs_code texts_for(const char *path, const char *what, const char *const *ids, size_t n, rs__texts **texts,
+                         const char ***out, rs_error *err)
+{
+  rs_code rc = rs__texts_load(path, texts, err);
+  if (rc) return rc;
+  const char **v = rs__malloc(rs__mul(n ? n : 1, sizeof *v));
+  if (!v) return rs__fail(err, RS_NOMEM, "%s: out of memory", path);
+  for (size_t i = 0; i < n; i++)
+    if (!(v[i] = rs__texts_get(*texts, ids[i], NULL))) {
+      free(v);
+      return rs__fail(err, RS_FORMAT, "%s: no text for %s \"%s\"; expected a text for every %s of the corpus", path,
+                      what, ids[i], what);
+    }
+  *out = v;
+  return RS_OK;
+}
+
 rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *err)
 {
+  rs__texts *qtexts = NULL, *dtexts = NULL;
+  const char **qtext = NULL, **dtext = NULL;
   interner docs = {0};
   judgments j = {0};
   run_rows *runs = rs__calloc(cfg->n_runs ? cfg->n_runs : 1, sizeof *runs);
@@ -424,14 +446,21 @@ rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *er
   qsort(perm, docs.n, sizeof *perm, cmp_id);
   for (size_t i = 0; i < docs.n; i++) final[perm[i]] = (int32_t)i;
 
+  if (cfg->queries_path &&
+      (rc = texts_for(cfg->queries_path, "query", (const char *const *)j.qid, j.nq, &qtexts, &qtext, err)))
+    goto done;
   if ((rc = rs__h5w_create(out_path, 1, &w, err))) goto done;
   if ((rc = rs__h5w_strings(w, "/queries/id", (const char *const *)j.qid, j.nq, 0, err))) goto done;
-  if (j.qtext && (rc = rs__h5w_strings(w, "/queries/text", (const char *const *)j.qtext, j.nq, 0, err))) goto done;
+  if (qtext) rc = rs__h5w_strings(w, "/queries/text", qtext, j.nq, 0, err);
+  else if (j.qtext) rc = rs__h5w_strings(w, "/queries/text", (const char *const *)j.qtext, j.nq, 0, err);
+  if (rc) goto done;
   {
     const char **sorted = rs__malloc(rs__mul(docs.n ? docs.n : 1, sizeof *sorted));
     if (!sorted) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
     for (size_t i = 0; i < docs.n; i++) sorted[i] = docs.id[perm[i]];
     rc = rs__h5w_strings(w, "/docs/id", sorted, docs.n, 0, err);
+    if (!rc && cfg->docs_path && !(rc = texts_for(cfg->docs_path, "doc", sorted, docs.n, &dtexts, &dtext, err)))
+      rc = rs__h5w_strings(w, "/docs/text", dtext, docs.n, 0, err);
     free(sorted);
     if (rc) goto done;
   }
@@ -456,5 +485,9 @@ done:
   free(row_of);
   judgments_free(&j);
   interner_free(&docs);
+  free(qtext);
+  free(dtext);
+  rs__texts_free(qtexts);
+  rs__texts_free(dtexts);
   return rc;
 }

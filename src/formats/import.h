@@ -27,6 +27,13 @@ typedef struct rs__import_run {
 typedef struct rs__import_cfg {
   const char *qrels_path; /* TREC qrels, or NULL */
   const char *json_path;  /* JSON evaluation set, or NULL (exactly one is set) */
+  /* Text collections (texts.h), or NULL.  docs_path writes /docs/text:
+   * every doc id of the corpus (judged or retrieved) needs a text.
+   * queries_path writes /queries/text (replacing the JSON eval set's
+   * "query" texts): every query id needs one.  A missing one is RS_FORMAT
+   * naming the id and the file; texts of other ids are ignored. */
+  const char *docs_path;
+  const char *queries_path;
   const rs__import_run *runs;
   size_t n_runs;
   int threads;
