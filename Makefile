@@ -52,6 +52,12 @@ $(BUILD)/gen_sweep: $(BUILD)/datasets/gen_sweep.o $(BUILD)/libragsweep.a
 $(BUILD)/bench_core: $(BUILD)/bench/core.o $(BUILD)/libragsweep.a
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libragsweep.a $(LDLIBS)
 
+$(BUILD)/bench_llm: $(BUILD)/bench/llm.o $(BUILD)/libragsweep.a
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libragsweep.a $(LDLIBS)
+
+$(BUILD)/llm_server: $(BUILD)/bench/llm_server.o
+	$(CC) $(CFLAGS) -o $@ $<
+
 $(BUILD)/test_all: $(TEST_OBJ) $(BUILD)/libragsweep.a
 	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(BUILD)/libragsweep.a -lcriterion $(LDLIBS)
 
@@ -99,6 +105,7 @@ bench: deps
 	build-bench/bench_core $(if $(BENCH_QUICK),--quick)
 	BENCH_SWEEPS="$(if $(BENCH_QUICK),nq,1M 100x100k 10kx1000 nq)" bench/sweep.sh build-bench
 	bench/run.sh build-bench "$(if $(BENCH_QUICK),10000,10000 100000 1000000)"
+	@$(MAKE) --no-print-directory BUILD=build-bench OPT="-O3 -g -DNDEBUG" build-bench/bench_llm build-bench/llm_server && build-bench/bench_llm $(if $(BENCH_QUICK),--quick)
 
 clean:
 	rm -rf build build-*
@@ -111,7 +118,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/include/ragsweep
 	install -m 644 include/ragsweep/*.h $(DESTDIR)$(PREFIX)/include/ragsweep/
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/datasets/gen_sweep.d $(BUILD)/bench/core.d
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/datasets/gen_sweep.d $(BUILD)/bench/core.d \
+  $(BUILD)/bench/llm.d $(BUILD)/bench/llm_server.d
 
 # One file owns each dependency; only it sees the dependency's headers.
 $(BUILD)/src/formats/corpus_h5.o: CPPFLAGS += $(HDF5_CFLAGS)

@@ -19,6 +19,7 @@
 #include "metrics/spec.h"
 #include "engine/sweep.h"
 #include "sweep_io.h"
+#include "sweep_opts.h"
 #include "worst.h"
 
 static void help(FILE *f)
@@ -62,8 +63,10 @@ static void help(FILE *f)
           "      --worst N             write OUTDIR/worst.csv (see eval --help; not with --per-query)\n"
           "      --queries=all|judged  see above (default all)\n"
           "      --ties=trec|stored    as in eval\n"
-          "      --threads N           threads (default: OMP_NUM_THREADS or all cores)\n"
+          "      --threads N           threads, 1 to 4096 (default: OMP_NUM_THREADS or all cores)\n"
           "      --timing              print where the time went on stderr\n"
+          "      --qrels FILE          TREC qrels to score with, in place of the corpus's /qrels\n"
+          "                            (ids matched to the corpus)\n"
           "  -h, --help                this help\n"
           "\n"
           "Every figure is the same at any thread count: the random streams are\n"
@@ -309,14 +312,13 @@ static void measure_result_free(measure_result *m)
 
 enum {
   OPT_PER_QUERY = 256, OPT_BASELINE, OPT_ALL_PAIRS, OPT_PERMS, OPT_BOOT, OPT_CI, OPT_SEED, OPT_CORRECTION, OPT_TEST,
-  OPT_ALPHA, OPT_GATE, OPT_FAIL_WORSE, OPT_WORST, OPT_QUERIES, OPT_TIES, OPT_THREADS, OPT_TIMING
+  OPT_ALPHA, OPT_FAIL_WORSE
 };
 
 int rs_cli_compare(int argc, char **argv)
 {
   static const struct option longs[] = {
-      {"out", required_argument, 0, 'o'},
-      {"measure", required_argument, 0, 'm'},
+      SWEEP_OPTS_LONG,
       {"per-query", required_argument, 0, OPT_PER_QUERY},
       {"baseline", required_argument, 0, OPT_BASELINE},
       {"all-pairs", no_argument, 0, OPT_ALL_PAIRS},
@@ -327,39 +329,31 @@ int rs_cli_compare(int argc, char **argv)
       {"correction", required_argument, 0, OPT_CORRECTION},
       {"test", required_argument, 0, OPT_TEST},
       {"alpha", required_argument, 0, OPT_ALPHA},
-      {"gate", required_argument, 0, OPT_GATE},
       {"fail-if-worse-than", required_argument, 0, OPT_FAIL_WORSE},
-      {"worst", required_argument, 0, OPT_WORST},
-      {"queries", required_argument, 0, OPT_QUERIES},
-      {"ties", required_argument, 0, OPT_TIES},
-      {"threads", required_argument, 0, OPT_THREADS},
-      {"timing", no_argument, 0, OPT_TIMING},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   static const char *const defaults[] = {"nDCG@10", "RR@10", "R@10"};
-  const char **measures = calloc((size_t)argc + 4, sizeof *measures);
-  const char **gate_text = calloc((size_t)argc + 1, sizeof *gate_text);
-  size_t n_measures = 0, n_gates = 0;
-  const char *out_dir = NULL, *pq_path = NULL, *baseline_name = NULL, *worse_than = NULL;
-  int all_pairs = 0, timing = 0;
-  long threads = 0, n_worst = 0, n_perm = 10000, n_boot = 1000;
+  sweep_opts so;
+  const char *pq_path = NULL, *baseline_name = NULL, *worse_than = NULL;
+  int all_pairs = 0;
+  long n_perm = 10000, n_boot = 1000;
   double level = 0.95, alpha = 0.05;
   unsigned long long seed = 42;
   test_kind test = TEST_PERM;
   rs__compare_cfg ccfg = {.adjust = RS_ADJ_HOLM};
-  rs__sweep_cfg scfg = {.all_queries = 1};
-  if (!measures || !gate_text) {
-    free(measures);
-    free(gate_text);
-    return RS_EXIT_INPUT;
-  }
-  int c;
+  rs__sweep_cfg scfg = {0};
+  if (sweep_opts_init(&so, argc, sizeof defaults / sizeof *defaults, 1) != 0) return RS_EXIT_INPUT;
+  int c, li = -1;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "o:m:h", longs, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, SWEEP_OPTS_SHORT "h", longs, &li)) != -1) {
+    const sweep_opt_result shared = sweep_opts_parse(&so, c, optarg, "compare");
+    if (shared == SWEEP_OPT_HANDLED) continue;
+    if (shared == SWEEP_OPT_BAD) {
+      sweep_opts_free(&so);
+      return RS_EXIT_USAGE;
+    }
     switch (c) {
-    case 'o': out_dir = optarg; break;
-    case 'm': measures[n_measures++] = optarg; break;
     case OPT_PER_QUERY: pq_path = optarg; break;
     case OPT_BASELINE: baseline_name = optarg; break;
     case OPT_ALL_PAIRS: all_pairs = 1; break;
@@ -390,37 +384,22 @@ int rs_cli_compare(int argc, char **argv)
     case OPT_ALPHA:
       if (!parse_real(optarg, &alpha) || !(alpha > 0.0 && alpha < 1.0)) goto bad_value;
       break;
-    case OPT_GATE: gate_text[n_gates++] = optarg; break;
     case OPT_FAIL_WORSE: worse_than = optarg; break;
-    case OPT_WORST:
-      if (!parse_count(optarg, 1, &n_worst)) goto bad_value;
-      break;
-    case OPT_QUERIES:
-      if (strcmp(optarg, "judged") == 0) scfg.all_queries = 0;
-      else if (strcmp(optarg, "all") == 0) scfg.all_queries = 1;
-      else goto bad_value;
-      break;
-    case OPT_TIES:
-      if (strcmp(optarg, "trec") == 0) scfg.ties_stored = 0;
-      else if (strcmp(optarg, "stored") == 0) scfg.ties_stored = 1;
-      else goto bad_value;
-      break;
-    case OPT_THREADS:
-      if (!parse_count(optarg, 1, &threads)) goto bad_value;
-      break;
-    case OPT_TIMING: timing = 1; break;
     case 'h':
       help(stdout);
-      free(measures);
-      free(gate_text);
+      sweep_opts_free(&so);
       return RS_EXIT_OK;
     default:
       fprintf(stderr, "ragsweep compare: unknown option '%s' (see 'ragsweep compare --help')\n", argv[optind - 1]);
-      free(measures);
-      free(gate_text);
+      sweep_opts_free(&so);
       return RS_EXIT_USAGE;
     }
   }
+  const char *const out_dir = so.out_dir;
+  const size_t n_gates = so.n_gates;
+  const long n_worst = so.n_worst, threads = so.threads;
+  scfg.all_queries = so.all_queries;
+  scfg.ties_stored = so.ties_stored;
   const char *usage_msg = NULL;
   if (!out_dir || (pq_path ? optind != argc : optind >= argc))
     usage_msg = "expected CORPUS.h5 [RUNS.h5 ...] -o OUTDIR, or --per-query FILE.csv -o OUTDIR";
@@ -432,8 +411,7 @@ int rs_cli_compare(int argc, char **argv)
     usage_msg = "--worst needs the rankings (a corpus), not --per-query";
   if (usage_msg) {
     fprintf(stderr, "ragsweep compare: %s (see 'ragsweep compare --help')\n", usage_msg);
-    free(measures);
-    free(gate_text);
+    sweep_opts_free(&so);
     return RS_EXIT_USAGE;
   }
   if (worse_than) baseline_name = worse_than;
@@ -441,7 +419,7 @@ int rs_cli_compare(int argc, char **argv)
   rs_error err = {0};
   rs_code rc = RS_OK;
   int exit_code = RS_EXIT_INPUT;
-  gate *gates = calloc(n_gates + 1, sizeof *gates);
+  gate *gates = NULL;
   size_t n_parsed = 0;
   sweep_input in = {0}, *inp = NULL;
   rs__spec *spec = NULL;
@@ -455,9 +433,8 @@ int rs_cli_compare(int argc, char **argv)
   rs__csv *cmp_csv = NULL, *sum_csv = NULL, *agg = NULL;
   gate_report gr = {0};
   size_t n_meas = 0, base = 0;
-  if (!gates) goto nomem;
-  for (; n_parsed < n_gates; n_parsed++)
-    if ((rc = gate_parse(gate_text[n_parsed], &gates[n_parsed], &err))) goto fail;
+  if ((rc = sweep_opts_gates(&so, &gates, &err))) goto fail;
+  n_parsed = n_gates;
 
   const double t_start = rs__seconds();
   double t_tests = 0.0;
@@ -466,8 +443,9 @@ int rs_cli_compare(int argc, char **argv)
     goto fail;
   }
   /* 1. Per-query values. */
-  if (n_measures == 0)
-    for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++) measures[n_measures++] = defaults[i];
+  sweep_opts_default_measures(&so, defaults, sizeof defaults / sizeof *defaults);
+  const char **const measures = so.measures;
+  const size_t n_measures = so.n_measures;
   if (pq_path) {
     const int explicit_measures = measures[0] != defaults[0];
     if ((rc = gate_spec(measures, n_measures, gates, n_gates, 1000, &spec, &err))) goto fail;
@@ -693,7 +671,7 @@ int rs_cli_compare(int argc, char **argv)
   printf("\nwrote %s\n      %s\n      %s\n", paths[0], paths[1], paths[2]);
   if (n_worst) printf("      %s/worst.csv\n", out_dir);
   exit_code = RS_EXIT_OK;
-  if (timing)
+  if (so.timing)
     fprintf(stderr, "timing (s): per-query values %.3f, tests %.3f (%zu runs x %zu measures, %d threads), total %.3f\n",
             t_values - t_start, t_tests, n_runs, n_meas, rs__threads((int)threads), rs__seconds() - t_start);
 
@@ -754,14 +732,12 @@ done:
   if (inp) sweep_input_close(inp);
   for (size_t i = 0; i < n_parsed; i++) gate_free(&gates[i]);
   free(gates);
-  free(gate_text);
-  free(measures);
+  sweep_opts_free(&so);
   return exit_code;
 
 bad_value:
-  fprintf(stderr, "ragsweep compare: invalid value '%s' in '%s' (see 'ragsweep compare --help')\n", optarg,
-          argv[optind - 1]);
-  free(measures);
-  free(gate_text);
+  fprintf(stderr, "ragsweep compare: invalid value '%s' for --%s (see 'ragsweep compare --help')\n", optarg,
+          li >= 0 ? longs[li].name : "?");
+  sweep_opts_free(&so);
   return RS_EXIT_USAGE;
 }

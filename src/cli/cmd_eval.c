@@ -18,6 +18,7 @@
 #include "metrics/spec.h"
 #include "engine/sweep.h"
 #include "sweep_io.h"
+#include "sweep_opts.h"
 #include "worst.h"
 
 static void help(FILE *f)
@@ -43,12 +44,14 @@ static void help(FILE *f)
           "      --queries=all      every judged query; those the run misses score 0 (trec_eval -c)\n"
           "      --ties=trec        rank by score descending, ties by doc id descending (default)\n"
           "      --ties=stored      the stored order is the ranking\n"
-          "      --threads N        threads (default: OMP_NUM_THREADS or all cores)\n"
+          "      --threads N        threads, 1 to 4096 (default: OMP_NUM_THREADS or all cores)\n"
           "      --top N            leaderboard rows on stdout (default 10; 0: none)\n"
           "      --quiet            no progress on stderr\n"
           "      --timing           print where the time went on stderr\n"
           "      --gate 'M>=X'      quality gate (repeatable; >=, >, <=, <): prints a check line per\n"
           "                         configuration, writes OUTDIR/gates.csv, exit status 3 if any fails\n"
+          "      --qrels FILE       TREC qrels to score with, in place of the corpus's /qrels\n"
+          "                         (ids matched to the corpus)\n"
           "      --worst N          write OUTDIR/worst.csv: per run and measure the N worst queries\n"
           "                         (value, first relevant rank, relevant count), and the queries\n"
           "                         with no relevant doc retrieved\n"
@@ -171,102 +174,70 @@ static void show_progress(void *ctx, size_t run, size_t n_runs, uint64_t done, u
 
 /* --------------------------------------------------------------------------- */
 
-enum { OPT_PER_QUERY = 256, OPT_QUERIES, OPT_TIES, OPT_THREADS, OPT_TOP, OPT_QUIET, OPT_BATCH, OPT_TIMING, OPT_GATE, OPT_WORST };
+enum { OPT_PER_QUERY = 256, OPT_TOP, OPT_QUIET, OPT_BATCH };
 
 int rs_cli_eval(int argc, char **argv)
 {
   static const struct option longs[] = {
-      {"out", required_argument, 0, 'o'},          {"measure", required_argument, 0, 'm'},
-      {"per-query", no_argument, 0, OPT_PER_QUERY}, {"queries", required_argument, 0, OPT_QUERIES},
-      {"ties", required_argument, 0, OPT_TIES},     {"threads", required_argument, 0, OPT_THREADS},
-      {"top", required_argument, 0, OPT_TOP},       {"quiet", no_argument, 0, OPT_QUIET},
-      {"batch-docs", required_argument, 0, OPT_BATCH}, {"timing", no_argument, 0, OPT_TIMING},
-      {"gate", required_argument, 0, OPT_GATE},     {"worst", required_argument, 0, OPT_WORST},
+      SWEEP_OPTS_LONG,
+      {"per-query", no_argument, 0, OPT_PER_QUERY}, {"top", required_argument, 0, OPT_TOP},
+      {"quiet", no_argument, 0, OPT_QUIET},         {"batch-docs", required_argument, 0, OPT_BATCH},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
-  const char *out_dir = NULL;
   static const char *const defaults[] = {RS_DEFAULT_MEASURES};
   const size_t n_defaults = sizeof defaults / sizeof *defaults;
-  /* room for every -m, or for the default set */
-  const char **measures = calloc((size_t)argc + n_defaults + 1, sizeof *measures);
-  const char **gate_text = calloc((size_t)argc + 1, sizeof *gate_text);
-  size_t n_measures = 0, n_gates = 0;
-  int per_query = 0, quiet = 0, timing = 0;
-  long threads = 0, top = 10, batch_docs = 0, n_worst = 0;
+  sweep_opts so;
+  int per_query = 0, quiet = 0;
+  long top = 10, batch_docs = 0;
   rs__sweep_cfg cfg = {0};
   rs_error err = {0};
   rs_code rc;
   gate *gates = NULL;
-  if (!measures || !gate_text) {
-    free(measures);
-    free(gate_text);
-    return RS_EXIT_INPUT;
-  }
-  int c;
+  if (sweep_opts_init(&so, argc, n_defaults, 0) != 0) return RS_EXIT_INPUT;
+  int c, li = -1;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "o:m:h", longs, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, SWEEP_OPTS_SHORT "h", longs, &li)) != -1) {
+    const sweep_opt_result shared = sweep_opts_parse(&so, c, optarg, "eval");
+    if (shared == SWEEP_OPT_HANDLED) continue;
+    if (shared == SWEEP_OPT_BAD) {
+      sweep_opts_free(&so);
+      return RS_EXIT_USAGE;
+    }
     switch (c) {
-    case 'o': out_dir = optarg; break;
-    case 'm': measures[n_measures++] = optarg; break;
     case OPT_PER_QUERY: per_query = 1; break;
     case OPT_QUIET: quiet = 1; break;
-    case OPT_TIMING: timing = 1; break;
-    case OPT_QUERIES:
-      if (strcmp(optarg, "judged") == 0) cfg.all_queries = 0;
-      else if (strcmp(optarg, "all") == 0) cfg.all_queries = 1;
-      else goto bad_value;
-      break;
-    case OPT_TIES:
-      if (strcmp(optarg, "trec") == 0) cfg.ties_stored = 0;
-      else if (strcmp(optarg, "stored") == 0) cfg.ties_stored = 1;
-      else goto bad_value;
-      break;
-    case OPT_THREADS:
-      if (!parse_count(optarg, 1, &threads)) goto bad_value;
-      break;
     case OPT_TOP:
       if (!parse_count(optarg, 0, &top)) goto bad_value;
       break;
     case OPT_BATCH:
       if (!parse_count(optarg, 1, &batch_docs)) goto bad_value;
       break;
-    case OPT_GATE: gate_text[n_gates++] = optarg; break;
-    case OPT_WORST:
-      if (!parse_count(optarg, 1, &n_worst)) goto bad_value;
-      break;
     case 'h':
       help(stdout);
-      free(measures);
-      free(gate_text);
+      sweep_opts_free(&so);
       return RS_EXIT_OK;
     default:
       fprintf(stderr, "ragsweep eval: unknown option '%s' (see 'ragsweep eval --help')\n", argv[optind - 1]);
-      free(measures);
-      free(gate_text);
+      sweep_opts_free(&so);
       return RS_EXIT_USAGE;
     }
   }
-  if (optind >= argc || !out_dir) {
+  if (optind >= argc || !so.out_dir) {
     fprintf(stderr, "ragsweep eval: expected CORPUS.h5 [RUNS.h5 ...] -o OUTDIR (see 'ragsweep eval --help')\n");
-    free(measures);
-    free(gate_text);
+    sweep_opts_free(&so);
     return RS_EXIT_USAGE;
   }
-  if (!(gates = calloc(n_gates + 1, sizeof *gates))) {
-    free(measures);
-    free(gate_text);
-    return RS_EXIT_INPUT;
+  if ((rc = sweep_opts_gates(&so, &gates, &err))) {
+    fprintf(stderr, "ragsweep eval: %s\n", err.msg);
+    sweep_opts_free(&so);
+    return rc == RS_NOMEM ? RS_EXIT_INPUT : RS_EXIT_USAGE;
   }
-  for (size_t i = 0; i < n_gates; i++)
-    if ((rc = gate_parse(gate_text[i], &gates[i], &err))) {
-      fprintf(stderr, "ragsweep eval: %s\n", err.msg);
-      for (size_t j = 0; j < i; j++) gate_free(&gates[j]);
-      free(gates);
-      free(measures);
-      free(gate_text);
-      return RS_EXIT_USAGE;
-    }
+  const char *const out_dir = so.out_dir;
+  const size_t n_gates = so.n_gates;
+  const long n_worst = so.n_worst, threads = so.threads;
+  cfg.all_queries = so.all_queries;
+  cfg.ties_stored = so.ties_stored;
 
   sweep_input in = {0};
   worst_file *worst = NULL;
@@ -283,9 +254,8 @@ int rs_cli_eval(int argc, char **argv)
   if ((rc = sweep_input_open(&in, argv[optind], argv + optind + 1, (size_t)(argc - optind - 1), &err))) goto fail;
   const double t_corpus = rs__seconds(), t_runs = t_corpus;
   const size_t max_k = sweep_input_max_k(&in);
-  if (n_measures == 0)
-    for (size_t i = 0; i < n_defaults; i++) measures[n_measures++] = defaults[i];
-  if ((rc = gate_spec(measures, n_measures, gates, n_gates, max_k ? max_k : 1000, &spec, &err))) goto fail;
+  sweep_opts_default_measures(&so, defaults, n_defaults);
+  if ((rc = gate_spec(so.measures, so.n_measures, gates, n_gates, max_k ? max_k : 1000, &spec, &err))) goto fail;
   if (mkdir_p(out_dir) != 0) {
     rc = rs__fail(&err, RS_IO, "%s: cannot create the output folder: %s", out_dir, strerror(errno));
     goto fail;
@@ -318,7 +288,7 @@ int rs_cli_eval(int argc, char **argv)
     cfg.progress = show_progress;
     cfg.progress_ctx = &prog;
   }
-  if (timing) cfg.timing = &tm;
+  if (so.timing) cfg.timing = &tm;
   const double t_sweep = rs__seconds();
   rc = rs__sweep(&cfg, in.corpus, in.runs, in.n_runs, res, &err);
   if (prog.shown) fputc('\n', stderr);
@@ -349,7 +319,7 @@ int rs_cli_eval(int argc, char **argv)
   worst = NULL;
   if (rc) goto fail;
   const double t_end = rs__seconds();
-  if (timing)
+  if (so.timing)
     fprintf(stderr,
             "timing (s): open corpus %.3f, open runs %.3f, spec %.3f, setup %.3f, "
             "score+read %.3f (reader busy %.3f), combine %.3f, %" PRIu64 " batches, write %.3f; total %.3f\n",
@@ -387,17 +357,16 @@ done:
   free(measure_names);
   for (size_t i = 0; i < n_gates; i++) gate_free(&gates[i]);
   free(gates);
-  free(gate_text);
   for (size_t i = 0; res && i < in.n_runs; i++) rs__run_result_free(&res[i]);
   free(res);
   rs__spec_free(spec);
   sweep_input_close(&in);
-  free(measures);
+  sweep_opts_free(&so);
   return exit_code;
 
 bad_value:
-  fprintf(stderr, "ragsweep eval: invalid value '%s' in '%s' (see 'ragsweep eval --help')\n", optarg, argv[optind - 1]);
-  free(measures);
-  free(gate_text);
+  fprintf(stderr, "ragsweep eval: invalid value '%s' for --%s (see 'ragsweep eval --help')\n", optarg,
+          li >= 0 ? longs[li].name : "?");
+  sweep_opts_free(&so);
   return RS_EXIT_USAGE;
 }

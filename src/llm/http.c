@@ -53,8 +53,8 @@ typedef struct pool {
   size_t base_len;
   slot *slots;
   int n_slots, in_flight;
-  req **waiting; /* retries with a due time; unordered (at most 2 * n_slots: see rs__http_run) */
-  int n_waiting;
+  req **waiting; /* retries with a due time; unordered */
+  int n_waiting, max_waiting; /* no new request is pulled while max_waiting wait */
   double timeout_s, connect_s, backoff0, backoff_max, interval;
   double next_start; /* rpm gate */
   uint64_t rng;
@@ -215,7 +215,10 @@ static rs_code pool_init(pool *p, const rs__http_cfg *cfg, rs_error *err)
     if (!(h = curl_slist_append(p->headers, p->auth))) goto nomem;
   }
   if (!(p->slots = calloc((size_t)p->n_slots, sizeof *p->slots))) goto nomem;
-  if (!(p->waiting = calloc(2 * (size_t)p->n_slots, sizeof *p->waiting))) goto nomem;
+  /* The array also holds the in-flight requests that may fail while
+   * max_waiting - 1 wait. */
+  p->max_waiting = 2 * p->n_slots + 16;
+  if (!(p->waiting = calloc((size_t)(p->max_waiting + p->n_slots), sizeof *p->waiting))) goto nomem;
   for (int i = 0; i < p->n_slots; i++) {
     slot *s = &p->slots[i];
     if (!(s->easy = curl_easy_init())) goto nomem;
@@ -290,9 +293,8 @@ static void add_server_message(pool *p, req *r, const char *body, size_t len)
 
 static int body_has(const slot *s, const char *needle) { return s->len && strstr(s->buf, needle) != NULL; }
 
-static verdict judge(pool *p, slot *s, CURLcode res)
+static verdict judge(pool *p, const slot *s, req *r, CURLcode res)
 {
-  req *r = s->r;
   long status = 0;
   curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status);
   r->status = status;
@@ -395,7 +397,7 @@ static int collect(pool *p, rs__http_done_fn done, void *ctx)
     s->r = NULL;
     double t = now_s();
     r->latency_ms = (t - s->started) * 1e3;
-    verdict v = judge(p, s, res);
+    verdict v = judge(p, s, r, res);
     const char *body = s->buf ? s->buf : "";
     if (v == DONE_OK) report(p, r, RS_HTTP_OK, body, s->len, done, ctx);
     else if (v == DONE_FATAL) report(p, r, RS_HTTP_FATAL, body, s->len, done, ctx);
@@ -452,7 +454,7 @@ rs_code rs__http_run(const rs__http_cfg *cfg, rs__http_next_fn next, rs__http_do
       if (w >= 0) {
         r = p.waiting[w];
         p.waiting[w] = p.waiting[--p.n_waiting];
-      } else if (!p.exhausted && !p.stopping && p.n_waiting < p.n_slots) {
+      } else if (!p.exhausted && !p.stopping && p.n_waiting < p.max_waiting) {
         const char *path = NULL;
         char *body = NULL;
         size_t body_len = 0, tag = 0;

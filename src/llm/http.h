@@ -24,9 +24,9 @@
  * cannot stall a run indefinitely.
  *
  * Memory.  At most `concurrency` requests are in flight; no new request is
- * pulled from next() while `concurrency` requests wait for a retry
- * (back-pressure: a server that rejects everything is not fed more work), so
- * at most 2 * concurrency requests are alive at once. */
+ * pulled from next() while 2 * concurrency + 16 requests wait for a retry
+ * (back-pressure: a server that rejects everything is not fed ever more
+ * work), so at most 3 * concurrency + 16 requests are alive at once. */
 #ifndef RAGSWEEP_LLM_HTTP_H
 #define RAGSWEEP_LLM_HTTP_H
 

@@ -31,6 +31,10 @@ static const family_info families[] = {
     {"Rprec", F_RPREC, 0, 0, 1, 0},   {"bpref", F_BPREF, 0, 0, 1, 0},
     {"Judged", F_JUDGED, 1, 1, 0, 0}, {"NumRet", F_NUMRET, 0, 0, 0, 0},
     {"NumRel", F_NUMREL, 0, 0, 1, 0}, {"NumRelRet", F_NUMRELRET, 0, 0, 1, 0},
+    /* Named measures: computed by another family's kernel but written
+     * under their own name (unlike the aliases below, which are renamed).
+     * They come after the families above, which are indexed by family. */
+    {"AnswerPresence", F_SUCCESS, 1, 1, 1, 0}, {"Accuracy", F_P, 1, 1, 1, 0},
 };
 
 /* Other spellings users bring from RAG guides. */
@@ -287,7 +291,7 @@ static rs_code parse_name(const char *arg, item_list *l, rs_error *err)
   const family_info *fi = find_family(arg, len);
   /* Bare names shared by both (P, Rprec, bpref) and ir_measures names
    * without a cutoff (RR, AP, nDCG) read as ir_measures. */
-  if (fi && !arg[len] && !(fi->f == F_P)) return parse_ir(arg, l, err);
+  if (fi && !arg[len] && fi != &families[F_P]) return parse_ir(arg, l, err);
   return parse_trec(arg, l, err);
 }
 

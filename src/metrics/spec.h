@@ -8,7 +8,10 @@
  * the few measures trec_eval lacks (rs_eval_rag, F1@k), and gives every
  * output value its canonical name: trec_eval spellings with an ir_measures
  * equivalent are renamed (ndcg_cut.10 -> nDCG@10), the others keep
- * trec_eval's output name (iprec_at_recall_0.10). */
+ * trec_eval's output name (iprec_at_recall_0.10).  Aliases are renamed too
+ * (Hit@5 -> Success@5), but the named measures AnswerPresence@k (Success@k's
+ * value) and Accuracy@k (P@k's) keep their own names: they share the
+ * kernel's value slot and are written under the name asked for. */
 #ifndef RAGSWEEP_SPEC_H
 #define RAGSWEEP_SPEC_H
 

@@ -1,0 +1,409 @@
+/* test_texts.c: text collections (TSV, JSONL, gzip, BEIR titles, errors),
+ * /docs/text in the corpus (import --docs/--queries round trip, a corpus
+ * written by h5py, layout errors) and `ragsweep cache` end to end. */
+#define _XOPEN_SOURCE 700
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "formats/corpus.h"
+#include "formats/texts.h"
+#include "helpers.h"
+#include "llm/cache.h"
+#include "util/sha256.h"
+
+static void expect_text(const rs__texts *t, const char *id, const char *want, size_t want_len)
+{
+  size_t len = 12345;
+  const char *got = rs__texts_get(t, id, &len);
+  cr_assert_not_null(got, "id %s missing", id);
+  cr_assert_eq(len, want_len, "id %s: length %zu, expected %zu", id, len, want_len);
+  cr_assert_eq(memcmp(got, want, want_len), 0, "id %s: got \"%s\"", id, got);
+  cr_assert_eq(got[len], '\0');
+}
+
+#define TSV "d1\tone\r\nd2\ttwo\tthree\n\n  \nd3\t\nd10\tten"
+
+Test(texts, tsv)
+{
+  rs__texts *t = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__texts_load(th_write_temp(0, "c.tsv", TSV), &t, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__texts_count(t), 4);
+  expect_text(t, "d1", "one", 3);          /* the CR is dropped */
+  expect_text(t, "d2", "two\tthree", 9);   /* later tabs belong to the text */
+  expect_text(t, "d3", "", 0);
+  expect_text(t, "d10", "ten", 3);         /* last line without a newline */
+  cr_assert_null(rs__texts_get(t, "d4", NULL));
+  cr_assert_null(rs__texts_get(t, "d", NULL));
+  rs__texts_free(t);
+}
+
+Test(texts, gzip_gives_the_same)
+{
+  const char *plain = th_write_temp(0, "c.tsv", TSV);
+  char gz_path[300];
+  snprintf(gz_path, sizeof gz_path, "%s.gz", plain);
+  gzFile gz = gzopen(gz_path, "wb");
+  cr_assert_not_null(gz);
+  gzwrite(gz, TSV, (unsigned)strlen(TSV));
+  gzclose(gz);
+  rs__texts *t = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__texts_load(gz_path, &t, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__texts_count(t), 4);
+  expect_text(t, "d2", "two\tthree", 9);
+  expect_text(t, "d10", "ten", 3);
+  rs__texts_free(t);
+}
+
+Test(texts, jsonl_beir_layout)
+{
+  const char *p = th_write_temp(0, "corpus.jsonl",
+                                "\n  {\"_id\": \"a\", \"title\": \"Title A\", \"text\": \"Body of a.\", \"metadata\": {}}\n"
+                                "{\"id\": 7, \"text\": \"seven\"}\n"
+                                "{\"docid\": \"z\", \"title\": \"\", \"text\": \"no title\"}\r\n"
+                                "{\"_id\": \"n\", \"title\": null, \"text\": \"null title\"}\n"
+                                "{\"id\": \"p\", \"contents\": \"pyserini \\u00e9\\n2\"}\n");
+  rs__texts *t = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__texts_load(p, &t, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__texts_count(t), 5);
+  expect_text(t, "a", "Title A\n\nBody of a.", 19);
+  expect_text(t, "7", "seven", 5);
+  expect_text(t, "z", "no title", 8);
+  expect_text(t, "n", "null title", 10);
+  expect_text(t, "p", "pyserini \xc3\xa9\n2", 13);
+  rs__texts_free(t);
+}
+
+Test(texts, many_records_grow_the_table)
+{
+  /* 5000 records: the table and pool grow several times. */
+  size_t cap = 5000 * 40, n = 0;
+  char *buf = malloc(cap);
+  cr_assert_not_null(buf);
+  for (int i = 0; i < 5000; i++) n += (size_t)snprintf(buf + n, cap - n, "doc%d\ttext of %d\n", i, i * 3);
+  rs__texts *t = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__texts_load(th_write_temp(0, "many.tsv", buf), &t, &err), RS_OK, "%s", err.msg);
+  free(buf);
+  cr_assert_eq(rs__texts_count(t), 5000);
+  expect_text(t, "doc0", "text of 0", 9);
+  expect_text(t, "doc4999", "text of 14997", 13);
+  expect_text(t, "doc2500", "text of 7500", 12);
+  cr_assert_null(rs__texts_get(t, "doc5000", NULL));
+  rs__texts_free(t);
+}
+
+struct text_reject {
+  char name[40];
+  char file[24];
+  char text[200];
+  int code;
+  char message[160]; /* must appear in the message (after the folder) */
+};
+
+ParameterizedTestParameters(texts, rejects)
+{
+  static struct text_reject cases[] = {
+      {"tsv without tab", "c.tsv", "d1\tone\nd2 two\n", RS_FORMAT,
+       "c.tsv:2: expected \"id<TAB>text\", found no tab in \"d2 two\""},
+      {"tsv empty id", "c.tsv", "d1\tone\n\tnothing\n", RS_FORMAT, "c.tsv:2: expected an id before the tab, found an empty id"},
+      {"tsv duplicate", "c.tsv", "d1\tone\nd2\ttwo\n\nd1\tagain\n", RS_DUPLICATE,
+       "c.tsv:4: id \"d1\" repeats line 1; expected each id once"},
+      {"jsonl duplicate int/string", "c.jsonl", "{\"_id\": 5, \"text\": \"a\"}\n{\"_id\": \"5\", \"text\": \"b\"}\n",
+       RS_DUPLICATE, "c.jsonl:2: id \"5\" repeats line 1"},
+      {"jsonl no text", "c.jsonl", "{\"_id\": \"a\", \"text\": \"x\"}\n{\"_id\": \"b\", \"title\": \"t\"}\n", RS_FORMAT,
+       "c.jsonl:2: id \"b\": no \"text\"; expected \"text\" (or \"contents\") with a string"},
+      {"jsonl no id", "c.jsonl", "{\"text\": \"x\"}\n", RS_FORMAT,
+       "c.jsonl:1: no id; expected \"_id\", \"id\" or \"docid\" with a string or an integer"},
+      {"jsonl empty id", "c.jsonl", "{\"_id\": \"\", \"text\": \"x\"}\n", RS_FORMAT,
+       "c.jsonl:1: \"_id\": expected a non-empty id without NUL bytes, found string \"\""},
+      {"jsonl id array", "c.jsonl", "{\"_id\": [1], \"text\": \"x\"}\n", RS_FORMAT,
+       "c.jsonl:1: \"_id\": expected a string or an integer, found array"},
+      {"jsonl text number", "c.jsonl", "{\"_id\": \"a\", \"text\": 3}\n", RS_FORMAT,
+       "c.jsonl:1: id \"a\": \"text\": expected a string, found number 3"},
+      {"jsonl title number", "c.jsonl", "{\"_id\": \"a\", \"title\": 1, \"text\": \"x\"}\n", RS_FORMAT,
+       "c.jsonl:1: id \"a\": \"title\": expected a string or null, found number 1"},
+      {"jsonl bad json", "c.jsonl", "{\"_id\": \"a\", \"text\": \"x\"}\n{\"_id\": \"b\" \"text\": \"y\"}\n", RS_FORMAT,
+       "c.jsonl:2:13: not valid JSON"},
+      {"jsonl cut line", "c.jsonl", "{\"_id\": \"a\", \"text\": \"x\"}\n{\"_id\": \"b\", \"te\n", RS_FORMAT,
+       "c.jsonl:2: not valid JSON: the line ends inside a value"},
+      {"jsonl two objects", "c.jsonl", "{\"_id\": \"a\", \"text\": \"x\"} {\"_id\": \"b\"}\n", RS_FORMAT,
+       "c.jsonl:1:27: unexpected data after the JSON object: found '{'"},
+      {"jsonl not an object", "c.jsonl", "{\"_id\": \"a\", \"text\": \"x\"}\n[1, 2]\n", RS_FORMAT,
+       "c.jsonl:2: expected a JSON object, found array"},
+  };
+  return cr_make_param_array(struct text_reject, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct text_reject *c, texts, rejects)
+{
+  rs__texts *t = NULL;
+  rs_error err = {0};
+  rs_code rc = rs__texts_load(th_write_temp(1, c->file, c->text), &t, &err);
+  cr_assert_eq(rc, c->code, "%s: code %d (%s)", c->name, rc, err.msg);
+  cr_assert_null(t);
+  cr_assert(strstr(err.msg, c->message), "%s: message \"%s\"", c->name, err.msg);
+}
+
+Test(texts, missing_file)
+{
+  rs__texts *t = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__texts_load("/nonexistent/x.tsv", &t, &err), RS_IO);
+  cr_assert(strstr(err.msg, "/nonexistent/x.tsv"), "%s", err.msg);
+}
+
+/* ---- import --docs / --queries ------------------------------------------- */
+
+#define QRELS "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n"
+#define RUN "q1 Q0 d1 1 2.0 t\nq1 Q0 d4 2 1.0 t\nq2 Q0 d3 1 5.0 t\n"
+#define DOCS "d4\tfour\nd3\tthree\nd2\ttwo\r\nd1\tone\nd9\tnot in the corpus\n"
+#define QUERIES "{\"_id\": \"q2\", \"text\": \"second?\"}\n{\"_id\": \"q1\", \"title\": \"T\", \"text\": \"first?\"}\n"
+
+static th_result run_import(const char *out, const char *qsrc_flag, const char *qsrc, const char *docs,
+                            const char *queries)
+{
+  char *argv[16];
+  int n = 0;
+  argv[n++] = (char *)th_bin();
+  argv[n++] = "import";
+  argv[n++] = "-o";
+  argv[n++] = (char *)out;
+  argv[n++] = (char *)qsrc_flag;
+  argv[n++] = (char *)qsrc;
+  if (docs) argv[n++] = "--docs", argv[n++] = (char *)docs;
+  if (queries) argv[n++] = "--queries", argv[n++] = (char *)queries;
+  argv[n++] = (char *)th_write_temp(2, "run.txt", RUN);
+  argv[n] = NULL;
+  return th_run(NULL, argv, NULL, NULL);
+}
+
+Test(import_texts, round_trip)
+{
+  char qrels[256], docs[256], queries[256], out[300];
+  snprintf(qrels, sizeof qrels, "%s", th_write_temp(3, "qrels.txt", QRELS));
+  snprintf(docs, sizeof docs, "%s", th_write_temp(3, "docs.tsv", DOCS));
+  snprintf(queries, sizeof queries, "%s", th_write_temp(3, "queries.jsonl", QUERIES));
+  snprintf(out, sizeof out, "%s.h5", qrels);
+  th_result r = run_import(out, "--qrels", qrels, docs, queries);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "(1 run, query texts, doc texts)"), "%s", r.out);
+  th_free(&r);
+
+  rs__corpus *c = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__corpus_open(out, &c, &err), RS_OK, "%s", err.msg);
+  cr_assert(c->has_doc_text && c->has_text);
+  cr_assert_null(c->doc_text);                         /* read on demand only */
+  cr_assert_eq(rs__corpus_load_doc_texts(c, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__corpus_load_doc_texts(c, &err), RS_OK); /* once */
+  cr_assert_eq(c->nd, 4);
+  const char *want_id[] = {"d1", "d2", "d3", "d4"}, *want_text[] = {"one", "two", "three", "four"};
+  for (size_t i = 0; i < 4; i++) {
+    cr_assert_str_eq(c->doc_id[i], want_id[i]);
+    cr_assert_str_eq(c->doc_text[i], want_text[i]);
+  }
+  cr_assert_eq(rs__corpus_load_queries(c, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(c->nq, 2);
+  cr_assert_str_eq(c->query_id[0], "q1");
+  cr_assert_str_eq(c->query_text[0], "T\n\nfirst?");
+  cr_assert_str_eq(c->query_text[1], "second?");
+  rs__corpus_close(c);
+
+  char *argv[] = {(char *)th_bin(), "check", out, NULL};
+  r = th_run(NULL, argv, NULL, NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "4 docs; 3 judgments; 1 runs; query texts; doc texts)"), "%s", r.out);
+  th_free(&r);
+}
+
+Test(import_texts, queries_override_json_and_docs_absent)
+{
+  char json[256], queries[256], out[300];
+  snprintf(json, sizeof json, "%s",
+           th_write_temp(4, "set.json",
+                         "{\"queries\": [{\"id\": \"q1\", \"query\": \"from json\", \"relevant_doc_ids\": [\"d1\"]},"
+                         " {\"id\": \"q2\", \"query\": \"json two\", \"graded_relevance\": {\"d3\": 2}}]}"));
+  snprintf(queries, sizeof queries, "%s", th_write_temp(4, "q.tsv", "q2\tfrom tsv 2\nq1\tfrom tsv 1\n"));
+  snprintf(out, sizeof out, "%s.h5", json);
+  th_result r = run_import(out, "--json", json, NULL, queries);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  th_free(&r);
+  rs__corpus *c = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__corpus_open(out, &c, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__corpus_load_queries(c, &err), RS_OK, "%s", err.msg);
+  cr_assert_str_eq(c->query_text[0], "from tsv 1");
+  cr_assert_str_eq(c->query_text[1], "from tsv 2");
+  cr_assert_eq(c->has_doc_text, 0);
+  cr_assert_eq(rs__corpus_load_doc_texts(c, &err), RS_FORMAT);
+  cr_assert(strstr(err.msg, "no /docs/text; expected the doc texts (ragsweep import --docs FILE writes them)"), "%s",
+            err.msg);
+  rs__corpus_close(c);
+}
+
+Test(import_texts, missing_texts_are_errors)
+{
+  char qrels[256], docs[256], queries[256], out[300];
+  snprintf(qrels, sizeof qrels, "%s", th_write_temp(5, "qrels.txt", QRELS));
+  /* d4 is only retrieved, not judged: it needs a text all the same. */
+  snprintf(docs, sizeof docs, "%s", th_write_temp(5, "docs.tsv", "d1\tone\nd2\ttwo\nd3\tthree\n"));
+  snprintf(queries, sizeof queries, "%s", th_write_temp(5, "queries.tsv", "q1\tfirst\n"));
+  snprintf(out, sizeof out, "%s.h5", qrels);
+  th_result r = run_import(out, "--qrels", qrels, docs, NULL);
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "docs.tsv: no text for doc \"d4\"; expected a text for every doc of the corpus"), "%s",
+            r.err);
+  th_free(&r);
+  r = run_import(out, "--qrels", qrels, NULL, queries);
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "queries.tsv: no text for query \"q2\"; expected a text for every query of the corpus"),
+            "%s", r.err);
+  th_free(&r);
+  FILE *f = fopen(out, "rb"); /* nothing was left behind */
+  cr_assert_null(f);
+}
+
+/* ---- a corpus written by h5py ------------------------------------------- */
+
+static const char *h5py_corpus(int slot, const char *name, const char *docs_text_expr)
+{
+  static char path[8][300];
+  snprintf(path[slot], sizeof path[slot], "%s", th_write_temp(slot, name, ""));
+  char script[1500];
+  snprintf(script, sizeof script,
+           "import h5py, numpy as np\n"
+           "with h5py.File('%s', 'w') as f:\n"
+           "    f.attrs['format'], f.attrs['version'] = 'ragsweep-corpus', np.int64(1)\n"
+           "    f['queries/id'] = np.array(['q1', 'q2'], dtype=h5py.string_dtype())\n"
+           "    f['docs/id'] = np.array([b'd0', b'd1', b'd2'])\n"
+           "    %s\n"
+           "    f['qrels/offsets'] = np.array([0, 2, 3], dtype=np.int64)\n"
+           "    f['qrels/doc'] = np.array([0, 2, 1], dtype=np.int32)\n"
+           "    f['qrels/grade'] = np.array([2, 1, 1], dtype=np.int32)\n",
+           path[slot], docs_text_expr);
+  const char *py = th_write_temp(slot, "make.py", script);
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s", py);
+  cr_assert_eq(system(cmd), 0, "h5py failed");
+  return path[slot];
+}
+
+Test(corpus_texts, h5py_written)
+{
+  const char *p = h5py_corpus(6, "c.h5",
+                              "f['docs/text'] = np.array(['zero', 'un \\u00e9', 'two\\n\\nlines'], "
+                              "dtype=h5py.string_dtype())");
+  rs__corpus *c = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__corpus_open(p, &c, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(c->has_doc_text, 1);
+  cr_assert_eq(rs__corpus_load_doc_texts(c, &err), RS_OK, "%s", err.msg);
+  cr_assert_str_eq(c->doc_text[0], "zero");
+  cr_assert_str_eq(c->doc_text[1], "un \xc3\xa9");
+  cr_assert_str_eq(c->doc_text[2], "two\n\nlines");
+  rs__corpus_close(c);
+  /* Fixed-length byte strings too. */
+  p = h5py_corpus(6, "fixed.h5", "f['docs/text'] = np.array([b'a', b'bb', b'ccc'])");
+  cr_assert_eq(rs__corpus_open(p, &c, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__corpus_load_doc_texts(c, &err), RS_OK, "%s", err.msg);
+  cr_assert_str_eq(c->doc_text[2], "ccc");
+  rs__corpus_close(c);
+}
+
+Test(corpus_texts, layout_errors)
+{
+  const char *p = h5py_corpus(7, "short.h5", "f['docs/text'] = np.array(['zero', 'one'], dtype=h5py.string_dtype())");
+  rs__corpus *c = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__corpus_open(p, &c, &err), RS_FORMAT);
+  cr_assert(strstr(err.msg, "short.h5:/docs/text: expected 3 strings (one per doc of /docs/id), found 2"), "%s",
+            err.msg);
+  char *argv[] = {(char *)th_bin(), "check", (char *)p, NULL};
+  th_result r = th_run(NULL, argv, NULL, NULL);
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.out, "INVALID") && strstr(r.out, "/docs/text: expected 3 strings"), "%s", r.out);
+  th_free(&r);
+  p = h5py_corpus(7, "ints.h5", "f['docs/text'] = np.array([1, 2, 3], dtype=np.int32)");
+  cr_assert_eq(rs__corpus_open(p, &c, &err), RS_FORMAT);
+  cr_assert(strstr(err.msg, "ints.h5:/docs/text: expected 1-D strings, found 1-D integer"), "%s", err.msg);
+  p = h5py_corpus(7, "noid.h5", "del f['docs/id']; f['docs/text'] = np.array([b'a', b'b', b'c'])");
+  cr_assert_eq(rs__corpus_open(p, &c, &err), RS_FORMAT);
+  cr_assert(strstr(err.msg, "noid.h5:/docs/text: expected /docs/id beside it"), "%s", err.msg);
+}
+
+/* ---- ragsweep cache ------------------------------------------------------- */
+
+static void fill(const char *path, int from, int to, const char *model, long status)
+{
+  rs__llm_cache *c = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__llm_cache_open(path, &c, &err), RS_OK, "%s", err.msg);
+  for (int i = from; i < to; i++) {
+    uint8_t key[32];
+    char id[16];
+    rs__sha256(id, (size_t)snprintf(id, sizeof id, "k%d", i), key);
+    rs__cache_entry e = {.body = "{}", .body_len = 2, .status = status, .prompt_tokens = -1,
+                         .completion_tokens = -1, .latency_ms = 1, .model = (char *)model, .created = 1};
+    cr_assert_eq(rs__llm_cache_put(c, key, &e, &err), RS_OK, "%s", err.msg);
+  }
+  rs__llm_cache_close(c);
+}
+
+Test(cache_cli, stats_and_merge)
+{
+  char a[256], b[256], dst[256];
+  snprintf(a, sizeof a, "%s", th_write_temp(0, "a.cache", ""));
+  snprintf(b, sizeof b, "%s", th_write_temp(0, "b.cache", ""));
+  snprintf(dst, sizeof dst, "%s", th_write_temp(0, "dst.cache", ""));
+  remove(a), remove(b), remove(dst);
+  fill(a, 0, 10, "gpt-a", 200);
+  fill(a, 10, 12, "gpt-a", 429);
+  fill(b, 5, 20, "model-b", 200); /* k5..k11 are in a already */
+  char *merge[] = {(char *)th_bin(), "cache", "merge", dst, a, b, NULL};
+  th_result r = th_run(NULL, merge, NULL, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  char want[600];
+  snprintf(want, sizeof want, "%s: 12 entries added\n%s: 8 entries added\n%s: 20 entries added, 20 in all\n", a, b,
+           dst);
+  cr_assert_str_eq(r.out, want);
+  th_free(&r);
+  r = th_run(NULL, merge, NULL, NULL);
+  snprintf(want, sizeof want, "%s: 0 entries added\n%s: 0 entries added\n%s: 0 entries added, 20 in all\n", a, b, dst);
+  cr_assert_str_eq(r.out, want);
+  th_free(&r);
+  char *stats[] = {(char *)th_bin(), "cache", "stats", dst, NULL};
+  r = th_run(NULL, stats, NULL, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, ": 20 entries, "), "%s", r.out);
+  cr_assert(strstr(r.out, "\n  model gpt-a: 12 entries, 2 failed\n  model model-b: 8 entries, 0 failed\n"), "%s",
+            r.out);
+  th_free(&r);
+}
+
+Test(cache_cli, errors)
+{
+  char *usage[] = {(char *)th_bin(), "cache", "stats", NULL};
+  th_result r = th_run(NULL, usage, NULL, NULL);
+  cr_assert_eq(r.status, 1);
+  cr_assert(strstr(r.err, "expected 'stats CACHE' or 'merge DST SRC [SRC ...]'"), "%s", r.err);
+  th_free(&r);
+  char *missing[] = {(char *)th_bin(), "cache", "stats", "/nonexistent/c.cache", NULL};
+  r = th_run(NULL, missing, NULL, NULL);
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "/nonexistent/c.cache"), "%s", r.err);
+  th_free(&r);
+  const char *txt = th_write_temp(1, "notes.txt", "not a cache, just some text that is long enough for a header....."
+                                                   "...................................................\n");
+  char *bad[] = {(char *)th_bin(), "cache", "stats", (char *)txt, NULL};
+  r = th_run(NULL, bad, NULL, NULL);
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "notes.txt: not a ragsweep LLM cache"), "%s", r.err);
+  th_free(&r);
+}
