@@ -24,7 +24,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps build demo test check asan serial bench clean install
+.PHONY: all deps build demo judge-demo test check asan serial bench clean install
 all: deps
 	@$(MAKE) --no-print-directory build
 
@@ -75,6 +75,24 @@ demo: deps
 	  echo "generating $(DEMO_CORPUS): 20000 queries x 24 configurations (model x chunk x reranker)" && \
 	  $(BUILD)/gen_sweep -o $(DEMO_CORPUS) --queries 20000 --k 100 --seed 42; fi
 	$(BUILD)/ragsweep eval $(DEMO_CORPUS) -o out/demo --per-query
+
+# `judge` end to end without an LLM: a seeded 200-query sweep with texts,
+# scripts/judge_server.py (a deterministic assessor on 127.0.0.1) as the
+# model, then eval on the LLM's qrels.  The server stops when this ends.
+JUDGE_DEMO = out/judge-demo
+judge-demo: deps
+	@$(MAKE) --no-print-directory build
+	@mkdir -p $(JUDGE_DEMO)
+	/usr/bin/python3 scripts/judge_demo_data.py $(JUDGE_DEMO)/data
+	@rm -f $(JUDGE_DEMO)/port; \
+	/usr/bin/python3 scripts/judge_server.py --answers $(JUDGE_DEMO)/data/answers.tsv --port 0 \
+	  --port-file $(JUDGE_DEMO)/port --max-seconds 300 & server=$$!; \
+	trap 'kill $$server 2>/dev/null' EXIT; \
+	for i in $$(seq 100); do [ -f $(JUDGE_DEMO)/port ] && break; sleep 0.1; done; \
+	url=http://127.0.0.1:$$(cat $(JUDGE_DEMO)/port)/v1; \
+	$(BUILD)/ragsweep judge $(JUDGE_DEMO)/data/corpus.h5 -o $(JUDGE_DEMO) --model judge-demo --base-url $$url && \
+	$(BUILD)/ragsweep eval $(JUDGE_DEMO)/data/corpus.h5 --qrels $(JUDGE_DEMO)/qrels.txt -o $(JUDGE_DEMO)/eval \
+	  -m AnswerPresence@1 -m AnswerPresence@5 -m nDCG@10
 
 # The tests run the OpenMP build and compare it with the serial reference
 # build (RAGSWEEP_SERIAL_BIN); the conformance data is read in ../shared.

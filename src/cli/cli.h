@@ -19,6 +19,7 @@ int rs_cli_check(int argc, char **argv);
 int rs_cli_import(int argc, char **argv);
 int rs_cli_export(int argc, char **argv);
 int rs_cli_table(int argc, char **argv);
+int rs_cli_judge(int argc, char **argv);
 int rs_cli_cache(int argc, char **argv);
 
 #endif

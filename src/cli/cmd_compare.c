@@ -409,6 +409,8 @@ int rs_cli_compare(int argc, char **argv)
     usage_msg = "--fail-if-worse-than RUN makes RUN the baseline; it differs from --baseline";
   else if (pq_path && n_worst)
     usage_msg = "--worst needs the rankings (a corpus), not --per-query";
+  else if (pq_path && so.qrels_path)
+    usage_msg = "--qrels scores a corpus's runs; --per-query reads values already scored";
   if (usage_msg) {
     fprintf(stderr, "ragsweep compare: %s (see 'ragsweep compare --help')\n", usage_msg);
     sweep_opts_free(&so);
@@ -461,6 +463,7 @@ int rs_cli_compare(int argc, char **argv)
     }
   } else {
     if ((rc = sweep_input_open(&in, argv[optind], argv + optind + 1, (size_t)(argc - optind - 1), &err))) goto fail;
+    if (so.qrels_path && (rc = sweep_input_use_qrels(&in, so.qrels_path, &err))) goto fail;
     inp = &in;
     const size_t max_k = sweep_input_max_k(&in);
     if ((rc = gate_spec(measures, n_measures, gates, n_gates, max_k ? max_k : 1000, &spec, &err))) goto fail;

@@ -252,6 +252,7 @@ int rs_cli_eval(int argc, char **argv)
   rs__sweep_timing tm = {0};
   const double t_start = rs__seconds();
   if ((rc = sweep_input_open(&in, argv[optind], argv + optind + 1, (size_t)(argc - optind - 1), &err))) goto fail;
+  if (so.qrels_path && (rc = sweep_input_use_qrels(&in, so.qrels_path, &err))) goto fail;
   const double t_corpus = rs__seconds(), t_runs = t_corpus;
   const size_t max_k = sweep_input_max_k(&in);
   sweep_opts_default_measures(&so, defaults, n_defaults);

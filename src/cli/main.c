@@ -23,6 +23,7 @@ static void usage(FILE *f)
           "  import -o OUT.h5 ...            TREC qrels/runs or a JSON eval set -> corpus\n"
           "  export CORPUS.h5 -o DIR         corpus -> TREC qrels and runs\n"
           "  table OUTDIR|aggregate.csv      Markdown or CSV pivot of measures across configurations\n"
+          "  judge CORPUS.h5 ... -o OUTDIR   LLM relevance labels (qrels) for the runs' top-k, cached\n"
           "  cache stats|merge CACHE ...     inspect or merge LLM reply caches\n"
           "  trec_eval [options] QRELS RUN   drop-in trec_eval 10.0 (same output, same exit codes)\n"
           "  version                         print the version\n"
@@ -50,6 +51,7 @@ int main(int argc, char **argv)
   if (strcmp(cmd, "import") == 0) return rs_cli_import(argc - 1, argv + 1);
   if (strcmp(cmd, "export") == 0) return rs_cli_export(argc - 1, argv + 1);
   if (strcmp(cmd, "table") == 0) return rs_cli_table(argc - 1, argv + 1);
+  if (strcmp(cmd, "judge") == 0) return rs_cli_judge(argc - 1, argv + 1);
   if (strcmp(cmd, "cache") == 0) return rs_cli_cache(argc - 1, argv + 1);
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     printf("ragsweep %s\n", RAGSWEEP_VERSION);

@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "sweep_io.h"
 
+#include "formats/qrels_map.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -89,6 +91,16 @@ rs_code sweep_input_open(sweep_input *in, const char *corpus, char **paths, size
   for (size_t i = 0; i < in->n_keys; i++)
     if (k == 0 || strcmp(in->keys[k - 1], in->keys[i]) != 0) in->keys[k++] = in->keys[i];
   in->n_keys = k;
+  return RS_OK;
+}
+
+rs_code sweep_input_use_qrels(sweep_input *in, const char *path, rs_error *err)
+{
+  int64_t *qoff = NULL;
+  int32_t *qdoc = NULL, *qgrade = NULL;
+  rs_code rc = rs__qrels_map_file(in->corpus, path, &qoff, &qdoc, &qgrade, err);
+  if (rc) return rc;
+  rs__corpus_replace_qrels(in->corpus, qoff, qdoc, qgrade);
   return RS_OK;
 }
 

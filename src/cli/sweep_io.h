@@ -25,6 +25,10 @@ typedef struct sweep_input {
  * run names must be unique across them. */
 rs_code sweep_input_open(sweep_input *in, const char *corpus, char **run_paths, size_t n_paths, rs_error *err);
 void sweep_input_close(sweep_input *in);
+/* Scores with the TREC qrels file at path (eval/compare --qrels) in place of
+ * the corpus's /qrels: ids are matched to the corpus, an unknown one is an
+ * error naming the file, line and id. */
+rs_code sweep_input_use_qrels(sweep_input *in, const char *path, rs_error *err);
 /* The longest ranking of the non-CSR runs (sizes the discount table). */
 size_t sweep_input_max_k(const sweep_input *in);
 /* Index of the run named name, or SIZE_MAX. */

@@ -44,7 +44,7 @@ typedef struct sweep_opts {
   size_t n_measures;
   const char **gate_text;  /* --gate texts in order (views into argv) */
   size_t n_gates;
-  const char *qrels_path;  /* --qrels FILE, or NULL (stored only: not yet acted on) */
+  const char *qrels_path;  /* --qrels FILE, or NULL (sweep_input_use_qrels) */
   long threads;            /* --threads, 1 .. SWEEP_MAX_THREADS; 0: not given (OMP_NUM_THREADS or all cores) */
   long n_worst;            /* --worst N (>= 1); 0: not given */
   int timing;              /* --timing */

@@ -618,3 +618,59 @@ done:
     for (size_t r = 0; r < n_runs; r++) rs__run_result_free(&results[r]);
   return rc;
 }
+
+/* --- top documents (for judging) ----------------------------------------------- */
+
+rs_code rs__run_top_docs(const rs__corpus *c, const rs__run *run, size_t depth, int ties_stored,
+                         rs__top_docs_fn emit, void *ctx, rs_error *err)
+{
+  const uint32_t nd = c->has_docs ? (uint32_t)c->nd : (uint32_t)INT32_MAX;
+  int32_t *id_rank = NULL;
+  rs_code rc = build_id_rank(c, &id_rank, err);
+  if (rc) return rc;
+  rs__block blk = {0};
+  size_t cap = 0;
+  uint32_t *ord = NULL, *tmp = NULL;
+  double *score = NULL;
+  int32_t *top = NULL;
+  const size_t per_block = 4096;
+  for (size_t q0 = 0; q0 < run->n_rows && !rc; q0 += per_block) {
+    const size_t n_rows = run->n_rows - q0 < per_block ? run->n_rows - q0 : per_block;
+    if ((rc = rs__run_read(run, q0, n_rows, &blk, err))) break;
+    for (size_t i = 0; i < n_rows && !rc; i++) {
+      const size_t q = q0 + i, base = (size_t)blk.off[i], m = (size_t)(blk.off[i + 1] - blk.off[i]);
+      const int32_t *doc = blk.doc + base;
+      size_t n = 0;
+      while (n < m && doc[n] != -1) n++;
+      if (n > cap) {
+        cap = n * 2;
+        free(ord), free(tmp), free(score), free(top);
+        ord = rs__malloc(rs__mul(cap, sizeof *ord)), tmp = rs__malloc(rs__mul(cap, sizeof *tmp));
+        score = rs__malloc(rs__mul(cap, sizeof *score)), top = rs__malloc(rs__mul(cap, sizeof *top));
+        if (!ord || !tmp || !score || !top) {
+          rc = rs__fail(err, RS_NOMEM, "out of memory for a ranking of %zu docs", n);
+          break;
+        }
+      }
+      for (size_t j = 0; j < n; j++) {
+        if ((uint32_t)doc[j] >= nd)
+          rc = rs__fail(err, RS_FORMAT, "%s:/runs/%s/doc: row %zu (query \"%s\"), column %zu: doc index %" PRId32
+                        " out of range (expected -1 padding or 0..%zu)", run->path, run->name, q, rs__corpus_qid(c, q),
+                        j, doc[j], (size_t)nd - 1);
+        else if (run->has_score && isnan(score[j] = rs__block_score(&blk, base + j)))
+          rc = rs__fail(err, RS_FORMAT, "%s:/runs/%s/score: row %zu (query \"%s\"), column %zu: expected a number, "
+                        "found NaN", run->path, run->name, q, rs__corpus_qid(c, q), j);
+        if (rc) break;
+        ord[j] = (uint32_t)j;
+      }
+      if (rc) break;
+      if (run->has_score && !ties_stored) sort_ranking(c, id_rank, doc, score, ord, tmp, n);
+      const size_t k = n < depth ? n : depth;
+      for (size_t j = 0; j < k; j++) top[j] = doc[ord[j]];
+      rc = emit(ctx, q, top, k, err);
+    }
+  }
+  rs__block_free(&blk);
+  free(ord), free(tmp), free(score), free(top), free(id_rank);
+  return rc;
+}

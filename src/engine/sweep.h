@@ -60,4 +60,15 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
                   rs__run_result *results, rs_error *err);
 void rs__run_result_free(rs__run_result *r);
 
+/* Called once per query of a run, in query order, with its top docs in the
+ * ranking eval scores (n <= depth; n = 0 for a query the run does not rank). */
+typedef rs_code (*rs__top_docs_fn)(void *ctx, size_t query, const int32_t *docs, size_t n, rs_error *err);
+
+/* The top depth docs of every query of a run, ranked as rs__sweep ranks them
+ * (score descending, ties by doc id descending; the stored order with
+ * ties_stored or without scores).  Rows are checked as in rs__sweep: a doc
+ * index out of range or a NaN score is an error naming file, run and row. */
+rs_code rs__run_top_docs(const rs__corpus *c, const rs__run *run, size_t depth, int ties_stored, rs__top_docs_fn emit,
+                         void *ctx, rs_error *err);
+
 #endif

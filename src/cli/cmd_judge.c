@@ -1,0 +1,350 @@
+/* cmd_judge.c: "ragsweep judge": LLM relevance labels for a sweep's top-k. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "llm/judge.h"
+#include "sweep_io.h"
+
+#define DEFAULT_BASE_URL "https://api.openai.com/v1"
+
+static void help(FILE *f)
+{
+  fprintf(f,
+          "usage: ragsweep judge CORPUS.h5 [RUNS.h5 ...] -o OUTDIR --model NAME [options]\n"
+          "\n"
+          "Asks an LLM, over an OpenAI-compatible API (OpenAI, Ollama, vLLM, llama.cpp's\n"
+          "server), to label every (query, passage) pair in the top --depth of the runs,\n"
+          "each pair once however many runs retrieved it.  Every reply is cached as it\n"
+          "arrives: a second identical command sends nothing, and a killed run resumes.\n"
+          "Writes OUTDIR/qrels.txt (TREC qrels of the labelled pairs), OUTDIR/judgments.jsonl\n"
+          "(one line per pair, failures included) and, when the corpus has human qrels for\n"
+          "some pairs, OUTDIR/agreement.csv.  Score with: ragsweep eval --qrels OUTDIR/qrels.txt\n"
+          "\n"
+          "what to judge:\n"
+          "  -o, --out DIR            output folder (created if missing)\n"
+          "      --depth K            top docs per run and query (default 10)\n"
+          "      --holes-only         skip pairs the corpus's qrels already judge\n"
+          "      --ties=trec|stored   ranking as in eval (default trec)\n"
+          "      --queries FILE       query texts (TSV id<TAB>text or JSONL _id/id + text; .gz ok);\n"
+          "                           default: the corpus's /queries/text\n"
+          "      --docs FILE          passage texts (TSV, or BEIR corpus.jsonl with title); default:\n"
+          "                           the corpus's /docs/text\n"
+          "how to ask:\n"
+          "      --prompt P           binary (default: YES/NO -> 1/0), graded (0-3, UMBRELA's\n"
+          "                           scale), or a prompt file (README, \"Prompt files\")\n"
+          "      --model NAME         model name (required; or RAGSWEEP_MODEL)\n"
+          "      --base-url URL       API base (default: OPENAI_BASE_URL, else " DEFAULT_BASE_URL ");\n"
+          "                           the key is read from OPENAI_API_KEY (optional for local servers)\n"
+          "      --temperature T      sampling temperature (default 0)\n"
+          "      --max-tokens N       completion limit sent with each request (default: none)\n"
+          "      --samples N          ask N times, keep the most frequent label (default 1)\n"
+          "      --max-doc-chars N    cut passages to N characters (default 8000; 0: never)\n"
+          "transport:\n"
+          "      --concurrency N      requests in flight (default 8)\n"
+          "      --timeout S          seconds per request attempt (default 120)\n"
+          "      --rpm N              at most N requests started per minute (default: no limit)\n"
+          "      --max-retries N      retries on 429, 5xx, timeouts, broken connections (default 5)\n"
+          "      --cache PATH         reply cache, SQLite (default OUTDIR/cache.sqlite); may be shared\n"
+          "budget and failures:\n"
+          "      --dry-run            send nothing: pairs, cached, estimated tokens and cost\n"
+          "      --price-in USD       price per million prompt tokens (default 0)\n"
+          "      --price-out USD      price per million completion tokens (default 0)\n"
+          "      --max-cost USD       stop before the spend would exceed USD (judged pairs are kept)\n"
+          "      --max-failures F     fail (exit 2) when more than F of the pairs get no label: a\n"
+          "                           fraction or a percentage (default 1%%)\n"
+          "      --quiet              no progress line on stderr\n"
+          "  -h, --help               this help\n"
+          "\n"
+          "exit status: 0 ok; 1 usage; 2 bad input, too many failures, an API error that\n"
+          "cannot heal (401, 400, 404, quota), or the --max-cost budget reached (everything\n"
+          "judged so far is written and cached).\n");
+}
+
+static int usage_error(const char *fmt, ...) RS_PRINTF(1, 2);
+static int usage_error(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "ragsweep judge: ");
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, " (see 'ragsweep judge --help')\n");
+  va_end(ap);
+  return RS_EXIT_USAGE;
+}
+
+/* --max-failures: "1%" or a fraction in [0, 1]. */
+static int parse_fraction(const char *s, double *out)
+{
+  char buf[64];
+  size_t n = strlen(s);
+  if (n == 0 || n >= sizeof buf) return 0;
+  memcpy(buf, s, n + 1);
+  double scale = 1.0;
+  if (buf[n - 1] == '%') buf[n - 1] = '\0', scale = 100.0;
+  double v;
+  if (!parse_real(buf, &v) || v < 0) return 0;
+  v /= scale;
+  if (v > 1) return 0;
+  *out = v;
+  return 1;
+}
+
+typedef struct {
+  double last;
+  int shown;
+} progress_state;
+
+static double mono_s(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void show_progress(void *ctx, const rs__judge_stats *s)
+{
+  progress_state *p = ctx;
+  const double now = mono_s();
+  if (now - p->last < 0.25 && s->done < s->requests) return;
+  p->last = now;
+  const double rate = s->wall_s > 0 ? (double)s->sent / s->wall_s : 0.0;
+  const uint64_t left = s->requests - s->done;
+  fprintf(stderr, "\rragsweep judge: %llu/%llu requests (%llu cached), %.1f req/s", (unsigned long long)s->done,
+          (unsigned long long)s->requests, (unsigned long long)s->cached, rate);
+  if (rate > 0 && left) fprintf(stderr, ", ETA %.0f s", (double)left / rate);
+  fprintf(stderr, ", %llu failed   ", (unsigned long long)s->request_failures);
+  p->shown = 1;
+}
+
+enum {
+  OPT_DEPTH = 256, OPT_HOLES, OPT_TIES, OPT_QUERIES, OPT_DOCS, OPT_PROMPT, OPT_MODEL, OPT_BASE_URL, OPT_TEMP,
+  OPT_MAX_TOKENS, OPT_SAMPLES, OPT_MAX_DOC, OPT_CONC, OPT_TIMEOUT, OPT_RPM, OPT_RETRIES, OPT_CACHE, OPT_DRY,
+  OPT_PRICE_IN, OPT_PRICE_OUT, OPT_MAX_COST, OPT_MAX_FAIL, OPT_QUIET
+};
+
+int rs_cli_judge(int argc, char **argv)
+{
+  static const struct option longs[] = {
+      {"out", required_argument, 0, 'o'},           {"depth", required_argument, 0, OPT_DEPTH},
+      {"holes-only", no_argument, 0, OPT_HOLES},    {"ties", required_argument, 0, OPT_TIES},
+      {"queries", required_argument, 0, OPT_QUERIES}, {"docs", required_argument, 0, OPT_DOCS},
+      {"prompt", required_argument, 0, OPT_PROMPT}, {"model", required_argument, 0, OPT_MODEL},
+      {"base-url", required_argument, 0, OPT_BASE_URL}, {"temperature", required_argument, 0, OPT_TEMP},
+      {"max-tokens", required_argument, 0, OPT_MAX_TOKENS}, {"samples", required_argument, 0, OPT_SAMPLES},
+      {"max-doc-chars", required_argument, 0, OPT_MAX_DOC}, {"concurrency", required_argument, 0, OPT_CONC},
+      {"timeout", required_argument, 0, OPT_TIMEOUT}, {"rpm", required_argument, 0, OPT_RPM},
+      {"max-retries", required_argument, 0, OPT_RETRIES}, {"cache", required_argument, 0, OPT_CACHE},
+      {"dry-run", no_argument, 0, OPT_DRY},          {"price-in", required_argument, 0, OPT_PRICE_IN},
+      {"price-out", required_argument, 0, OPT_PRICE_OUT}, {"max-cost", required_argument, 0, OPT_MAX_COST},
+      {"max-failures", required_argument, 0, OPT_MAX_FAIL}, {"quiet", no_argument, 0, OPT_QUIET},
+      {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
+  const char *out_dir = NULL, *prompt_spec = "binary", *cache_path = NULL;
+  rs__judge_cfg cfg = {0};
+  cfg.depth = 10;
+  cfg.samples = 1;
+  cfg.max_doc_chars = 8000;
+  cfg.max_failures = 0.01;
+  cfg.max_cost = -1;
+  cfg.model = getenv("RAGSWEEP_MODEL");
+  cfg.http.base_url = getenv("OPENAI_BASE_URL");
+  if (!cfg.http.base_url || !*cfg.http.base_url) cfg.http.base_url = DEFAULT_BASE_URL;
+  cfg.http.api_key = getenv("OPENAI_API_KEY");
+  cfg.http.concurrency = 8;
+  cfg.http.timeout_s = 120;
+  cfg.http.max_retries = 5;
+  cfg.http.backoff_initial_s = 1;
+  cfg.http.backoff_max_s = 60;
+  cfg.http.seed = 42;
+  int quiet = 0;
+  long v;
+  double d;
+  optind = 1;
+  int c;
+  while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
+    switch (c) {
+    case 'o': out_dir = optarg; break;
+    case OPT_DEPTH:
+      if (!parse_count(optarg, 1, &v) || v > 100000) return usage_error("--depth: expected an integer from 1 to 100000, found '%s'", optarg);
+      cfg.depth = (size_t)v;
+      break;
+    case OPT_HOLES: cfg.holes_only = 1; break;
+    case OPT_TIES:
+      if (strcmp(optarg, "trec") == 0) cfg.ties_stored = 0;
+      else if (strcmp(optarg, "stored") == 0) cfg.ties_stored = 1;
+      else return usage_error("--ties: expected 'trec' or 'stored', found '%s'", optarg);
+      break;
+    case OPT_QUERIES: cfg.queries_path = optarg; break;
+    case OPT_DOCS: cfg.docs_path = optarg; break;
+    case OPT_PROMPT: prompt_spec = optarg; break;
+    case OPT_MODEL: cfg.model = optarg; break;
+    case OPT_BASE_URL: cfg.http.base_url = optarg; break;
+    case OPT_TEMP:
+      if (!parse_real(optarg, &d) || d < 0 || d > 2) return usage_error("--temperature: expected a number from 0 to 2, found '%s'", optarg);
+      cfg.temperature = d;
+      break;
+    case OPT_MAX_TOKENS:
+      if (!parse_count(optarg, 1, &v) || v > 1000000) return usage_error("--max-tokens: expected an integer from 1 to 1000000, found '%s'", optarg);
+      cfg.max_tokens = (int)v;
+      break;
+    case OPT_SAMPLES:
+      if (!parse_count(optarg, 1, &v) || v > 1000) return usage_error("--samples: expected an integer from 1 to 1000, found '%s'", optarg);
+      cfg.samples = (int)v;
+      break;
+    case OPT_MAX_DOC:
+      if (!parse_count(optarg, 0, &v)) return usage_error("--max-doc-chars: expected an integer >= 0, found '%s'", optarg);
+      cfg.max_doc_chars = (size_t)v;
+      break;
+    case OPT_CONC:
+      if (!parse_count(optarg, 1, &v) || v > 4096) return usage_error("--concurrency: expected an integer from 1 to 4096, found '%s'", optarg);
+      cfg.http.concurrency = (int)v;
+      break;
+    case OPT_TIMEOUT:
+      if (!parse_real(optarg, &d) || d <= 0 || d > 86400) return usage_error("--timeout: expected seconds > 0 (at most 86400), found '%s'", optarg);
+      cfg.http.timeout_s = d;
+      break;
+    case OPT_RPM:
+      if (!parse_real(optarg, &d) || d < 0) return usage_error("--rpm: expected a number of requests per minute >= 0, found '%s'", optarg);
+      cfg.http.rpm = d;
+      break;
+    case OPT_RETRIES:
+      if (!parse_count(optarg, 0, &v) || v > 100) return usage_error("--max-retries: expected an integer from 0 to 100, found '%s'", optarg);
+      cfg.http.max_retries = (int)v;
+      break;
+    case OPT_CACHE: cache_path = optarg; break;
+    case OPT_DRY: cfg.dry_run = 1; break;
+    case OPT_PRICE_IN:
+      if (!parse_real(optarg, &d) || d < 0) return usage_error("--price-in: expected USD per million tokens >= 0, found '%s'", optarg);
+      cfg.price_in = d;
+      break;
+    case OPT_PRICE_OUT:
+      if (!parse_real(optarg, &d) || d < 0) return usage_error("--price-out: expected USD per million tokens >= 0, found '%s'", optarg);
+      cfg.price_out = d;
+      break;
+    case OPT_MAX_COST:
+      if (!parse_real(optarg, &d) || d < 0) return usage_error("--max-cost: expected USD >= 0, found '%s'", optarg);
+      cfg.max_cost = d;
+      break;
+    case OPT_MAX_FAIL:
+      if (!parse_fraction(optarg, &cfg.max_failures))
+        return usage_error("--max-failures: expected a fraction from 0 to 1 or a percentage (1%%), found '%s'", optarg);
+      break;
+    case OPT_QUIET: quiet = 1; break;
+    case 'h': help(stdout); return RS_EXIT_OK;
+    default: return usage_error("unknown option or missing value in '%s'", argv[optind - 1]);
+    }
+  }
+  /* getopt moved the positional arguments to the end */
+  char **pos = argv + optind;
+  const size_t n_pos = (size_t)(argc - optind);
+  int status = RS_EXIT_OK;
+  if (n_pos == 0) {
+    return usage_error("expected CORPUS.h5 (and run files)");
+  }
+  if (!out_dir) {
+    return usage_error("-o OUTDIR is required");
+  }
+  if (!cfg.model || !*cfg.model) {
+    return usage_error("--model NAME is required (or set RAGSWEEP_MODEL), e.g. --model gpt-4o-mini");
+  }
+  rs_error err = {0};
+  rs__prompt prompt;
+  if (rs__prompt_load(prompt_spec, &prompt, &err)) {
+    fprintf(stderr, "ragsweep judge: %s\n", err.msg);
+    return err.code == RS_USAGE ? RS_EXIT_USAGE : RS_EXIT_INPUT;
+  }
+  cfg.prompt = &prompt;
+  sweep_input in = {0};
+  rs__judge *j = NULL;
+  char *cache_buf = NULL;
+  progress_state ps = {0};
+  rs_code rc = sweep_input_open(&in, pos[0], pos + 1, n_pos - 1, &err);
+  if (!rc && mkdir_p(out_dir) != 0)
+    rc = rs__fail(&err, RS_IO, "-o %s: cannot create the folder: %s", out_dir, strerror(errno));
+  if (!rc) {
+    if (!cache_path) {
+      size_t n = strlen(out_dir) + 32;
+      if (!(cache_buf = malloc(n))) rc = rs__fail(&err, RS_NOMEM, "out of memory");
+      else snprintf(cache_buf, n, "%s/cache.sqlite", out_dir), cache_path = cache_buf;
+    }
+    cfg.cache_path = cache_path;
+    cfg.corpus = in.corpus;
+    cfg.runs = in.runs;
+    cfg.n_runs = in.n_runs;
+    if (!quiet && isatty(STDERR_FILENO)) cfg.progress = show_progress, cfg.progress_ctx = &ps;
+  }
+  if (!rc) rc = rs__judge_run(&cfg, &j, &err);
+  if (ps.shown) fprintf(stderr, "\n");
+  const rs__judge_stats *s = j ? rs__judge_get_stats(j) : NULL;
+  if (!rc && cfg.dry_run) {
+    printf("ragsweep judge --dry-run: %zu run%s, depth %zu: %llu retrieved, %llu distinct pairs", in.n_runs,
+           in.n_runs == 1 ? "" : "s", cfg.depth, (unsigned long long)s->retrieved, (unsigned long long)s->pairs);
+    if (cfg.holes_only) printf(" (%llu already judged, skipped)", (unsigned long long)s->already_judged);
+    printf("\n  requests %llu: %llu cached, %llu to send\n", (unsigned long long)s->requests,
+           (unsigned long long)s->cached, (unsigned long long)(s->requests - s->cached));
+    printf("  estimated tokens to send: %llu prompt + %llu completion\n", (unsigned long long)s->est_prompt_tokens,
+           (unsigned long long)s->est_completion_tokens);
+    printf("  estimated cost: $%.4f at $%g / $%g per million prompt / completion tokens\n", s->est_cost, cfg.price_in,
+           cfg.price_out);
+    if (cfg.max_cost >= 0 && s->est_cost > cfg.max_cost)
+      printf("  over the --max-cost budget of $%g: a real run would stop after about %.0f%% of the requests\n",
+             cfg.max_cost, 100.0 * cfg.max_cost / s->est_cost);
+  } else if (!rc) {
+    rc = rs__judge_write(j, out_dir, &err);
+  }
+  if (s && !cfg.dry_run && (s->sent || s->cached || !rc)) {
+    const double dedup = s->retrieved ? 100.0 * (1.0 - (double)s->pairs / (double)s->retrieved) : 0.0;
+    printf("ragsweep judge: %zu run%s, depth %zu: %llu retrieved, %llu distinct pairs (%.1f%% de-duplicated)\n",
+           in.n_runs, in.n_runs == 1 ? "" : "s", cfg.depth, (unsigned long long)s->retrieved,
+           (unsigned long long)s->pairs, dedup);
+    if (cfg.holes_only) printf("  %llu pairs already judged by the corpus's qrels, skipped\n", (unsigned long long)s->already_judged);
+    printf("  requests %llu: %llu sent, %llu cache hits, %llu retries\n", (unsigned long long)s->requests,
+           (unsigned long long)s->sent, (unsigned long long)s->cached, (unsigned long long)s->retries);
+    printf("  judged %llu, failures %llu (%llu unparsed, %llu truncated, %llu bad replies, %llu HTTP errors)",
+           (unsigned long long)s->judged, (unsigned long long)s->failures, (unsigned long long)s->unparsed,
+           (unsigned long long)s->truncated, (unsigned long long)s->bad_reply, (unsigned long long)s->http_error);
+    if (s->not_sent) printf(", not sent %llu", (unsigned long long)s->not_sent);
+    printf("\n  tokens %llu prompt + %llu completion; cost of the requests sent $%.4f\n",
+           (unsigned long long)s->prompt_tokens, (unsigned long long)s->completion_tokens, s->cost);
+    if (s->cut) printf("  %llu passages cut to %zu characters\n", (unsigned long long)s->cut, cfg.max_doc_chars);
+    printf("  %.2f s, %.1f requests/s sent\n", s->wall_s, s->wall_s > 0 ? (double)s->sent / s->wall_s : 0.0);
+    if (!rc) printf("  wrote %s/qrels.txt and %s/judgments.jsonl (cache: %s)\n", out_dir, out_dir, cache_path);
+  }
+  if (rc) {
+    fprintf(stderr, "ragsweep judge: %s\n", err.msg);
+    status = err.code == RS_USAGE ? RS_EXIT_USAGE : RS_EXIT_INPUT;
+  } else if (!cfg.dry_run) {
+    const uint64_t attempted = s->judged + s->failures;
+    if (s->stopped_fatal) {
+      fprintf(stderr, "ragsweep judge: stopped: the API answered with an error that retrying cannot fix: %s\n"
+                      "(%llu pairs judged so far are written and cached; fix the cause and re-run to resume)\n",
+              s->fatal_message, (unsigned long long)s->judged);
+      status = RS_EXIT_INPUT;
+    } else if (s->stopped_budget) {
+      fprintf(stderr, "ragsweep judge: stopped at the --max-cost budget of $%g ($%.4f spent): %llu pairs not "
+                      "judged; re-run with a larger budget to resume from the cache\n",
+              cfg.max_cost, s->cost, (unsigned long long)s->not_sent);
+      status = RS_EXIT_INPUT;
+    }
+    if (attempted && (double)s->failures > cfg.max_failures * (double)attempted) {
+      fprintf(stderr, "ragsweep judge: %llu of %llu pairs (%.2f%%) got no label, more than --max-failures %g%%; "
+                      "see the status of each in %s/judgments.jsonl\n",
+              (unsigned long long)s->failures, (unsigned long long)attempted,
+              100.0 * (double)s->failures / (double)attempted, 100.0 * cfg.max_failures, out_dir);
+      status = RS_EXIT_INPUT;
+    }
+  }
+  rs__judge_free(j);
+  sweep_input_close(&in);
+  rs__prompt_free(&prompt);
+  free(cache_buf);
+  return status;
+}
