@@ -94,8 +94,8 @@ typedef struct rs__http_stats {
  * stop, requests waiting for a retry are not retried: they are reported as
  * GAVE_UP.  Returns RS_OK unless the pool itself failed (RS_USAGE for a bad
  * cfg, RS_NOMEM, RS_IO when libcurl cannot be initialised).  stats may be
- * NULL.  Not reentrant across threads only in the sense that each call owns
- * its handles; concurrent calls from different threads are fine. */
+ * NULL.  Each call owns its handles, so calls on different threads do not
+ * interfere (libcurl's global init runs once, under pthread_once). */
 rs_code rs__http_run(const rs__http_cfg *cfg, rs__http_next_fn next, rs__http_done_fn done, void *ctx,
                      rs__http_stats *stats, rs_error *err);
 
