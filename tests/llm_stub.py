@@ -114,6 +114,12 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "llm_stub/1"
 
+    def setup(self):
+        super().setup()
+        # Headers and body leave in separate writes: without TCP_NODELAY,
+        # Nagle's algorithm and the client's delayed ACK add 40 ms a reply.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def log_message(self, fmt, *args):  # quiet: the JSONL log is the record
         pass
 

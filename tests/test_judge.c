@@ -517,7 +517,7 @@ Test(judge, fatal_error_and_secret, .timeout = 60)
   char *dir = tiny_corpus();
   llm_stub stub;
   cr_assert_eq(llm_stub_start(&stub,
-                              "{\"default\": {\"status\": 401, \"error_message\": \"Incorrect API key provided\","
+                              "{\"default\": {\"status\": 401, \"error_message\": \"Incorrect API key provided: sk-test-****4242.\","
                               " \"error_type\": \"invalid_request_error\", \"error_code\": \"invalid_api_key\"}}",
                               60),
                0);
@@ -530,6 +530,7 @@ Test(judge, fatal_error_and_secret, .timeout = 60)
   cr_expect(strstr(r.err, "Incorrect API key provided") != NULL, "%s", r.err);
   cr_expect(strstr(r.err, "401") != NULL, "%s", r.err);
   cr_expect(!strstr(r.err, "SECRET") && !strstr(r.out, "SECRET"));
+  cr_expect(!strstr(r.err, "4242") && strstr(r.err, "provided: [key]"), "a key quoted back is masked: %s", r.err);
   json_object *log = llm_stub_log(&stub);
   cr_expect_eq(json_object_array_length(log), 1, "no retry, and no other request after a 401");
   cr_expect_str_eq(llm_str(json_object_array_get_idx(log, 0), "authorization"), "Bearer sk-test-SECRET-4242");
@@ -680,6 +681,16 @@ Test(judge, bad_input)
   cr_expect_eq(r.status, 2);
   cr_expect(strstr(r.err, "doc 'd3'") && strstr(r.err, "few_docs.tsv"), "%s", r.err);
   th_free(&r);
+  /* nothing listens on port 9: every request fails after its retries, and
+   * the run stops after 4 in a row instead of trying every pair */
+  r = rs(NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "0",
+         "--concurrency", "1", NULL);
+  cr_expect_eq(r.status, 2);
+  cr_expect(strstr(r.err, "4 requests in a row failed") && strstr(r.err, "http://127.0.0.1:9/v1"), "%s", r.err);
+  th_free(&r);
+  char *jl = get_file(out, "judgments.jsonl");
+  cr_expect(strstr(jl, "\"status\":\"not_sent\"") != NULL, "%s", jl);
+  free(jl);
   r = rs(NULL, "judge", corpus, "-o", out, NULL);
   cr_expect_eq(r.status, 1);
   cr_expect(strstr(r.err, "--model") != NULL, "%s", r.err);
@@ -704,5 +715,65 @@ Test(judge, bad_input)
   cr_expect_eq(r.status, 2);
   cr_expect(strstr(r.err, "--queries FILE") != NULL, "%s", r.err);
   th_free(&r);
+  free(dir);
+}
+
+/* --prompt graded: the 0-3 labels from the final line; --max-doc-chars cuts
+ * and counts; --holes-only asks only for what the people did not judge. */
+Test(judge, graded_cut_and_holes, .timeout = 60)
+{
+  char *dir = tiny_corpus();
+  llm_stub stub;
+  cr_assert_eq(llm_stub_start(&stub,
+                              "{\"rules\": [{\"match\": \"Passage: alph\", \"behaviour\": {\"content\": "
+                              "\"It answers.\\nFinal score: 3\"}}], \"default\": {\"content\": \"Unrelated.\\nFinal score: 0\"}}",
+                              60),
+               0);
+  char corpus[512], out[512];
+  snprintf(corpus, sizeof corpus, "%s/corpus.h5", dir);
+  snprintf(out, sizeof out, "%s/out", dir);
+  /* 4 characters of every passage: "alph", "beta", "gamm", "alph", ... */
+  th_result r = rs(NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, "--prompt", "graded",
+                   "--max-doc-chars", "4", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_expect(strstr(r.out, "6 passages cut to 4 characters") != NULL, "%s", r.out);
+  th_free(&r);
+  char *qrels = get_file(out, "qrels.txt");
+  cr_expect_str_eq(qrels, "q1 0 d1 3\nq1 0 d2 0\nq1 0 d3 0\nq1 0 d4 3\nq2 0 d5 3\nq2 0 d6 0\n");
+  free(qrels);
+  char *jl = get_file(out, "judgments.jsonl");
+  cr_expect(strstr(jl, "\"doc_cut\":true") && !strstr(jl, "\"doc_cut\":false"), "%s", jl);
+  free(jl);
+  /* graded: h = (1, 0, 2, 0, 1), l = (3, 0, 0, 3, 3) over grades 0..3;
+   * binary agreement as before: 3 of 5.  Linear weighted kappa:
+   *   O: (0,0) 1, (0,3) 1, (1,3) 2, (2,0) 1; r = (2, 2, 1, 0), c = (2, 0, 0, 3)
+   *   sum |i-j| O = 3 + 2*2 + 2 = 9
+   *   sum |i-j| r_i c_j / n = (2*3*3 + 2*1*2 + 2*2*3 + 1*2*2 + 1*1*3) / 5 = (18 + 4 + 12 + 4 + 3) / 5 = 41/5
+   *   1 - 9 / (41/5) = 1 - 45/41 = -4/41. */
+  char *agree = get_file(out, "agreement.csv"), buf[64];
+  cr_expect_str_eq(stat_value(agree, "agreement", buf, sizeof buf), "0.6");
+  cr_expect_float_eq(strtod(stat_value(agree, "weighted_kappa", buf, sizeof buf), NULL), -4.0 / 41.0, 1e-15);
+  cr_expect_str_eq(stat_value(agree, "confusion_h1_l3", buf, sizeof buf), "2");
+  cr_expect_str_eq(stat_value(agree, "confusion_h2_l0", buf, sizeof buf), "1");
+  free(agree);
+  llm_stub_stop(&stub);
+
+  /* --holes-only: the people judged every pair but (q2, d6) */
+  cr_assert_eq(llm_stub_start(&stub, ALPHA_RULES, 60), 0);
+  char out2[600];
+  snprintf(out2, sizeof out2, "%s/holes", dir);
+  r = rs(NULL, "judge", corpus, "-o", out2, "--model", "m", "--base-url", stub.url, "--holes-only", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_expect(strstr(r.out, "1 distinct pairs") != NULL, "%s", r.out);
+  cr_expect(strstr(r.out, "5 pairs already judged") != NULL, "%s", r.out);
+  th_free(&r);
+  qrels = get_file(out2, "qrels.txt");
+  cr_expect_str_eq(qrels, "q2 0 d6 0\n");
+  free(qrels);
+  cr_expect(!file_exists(out2, "agreement.csv"), "no overlap with the people's qrels, no agreement.csv");
+  json_object *log = llm_stub_log(&stub);
+  cr_expect_eq(json_object_array_length(log), 1);
+  json_object_put(log);
+  llm_stub_stop(&stub);
   free(dir);
 }

@@ -47,6 +47,7 @@ Test(prompt, graded_labels)
   static const struct { const char *reply; int label; } cases[] = {
       {"The passage gives the answer.\nFinal score: 3", 3},
       {"Final score: 1", 1},
+      {"##final score: 2", 2}, /* UMBRELA's own output format */
       {"final score:2", 2},
       {"**Final score:** 0", 0},
       {"Score 3 at first... no.\nFinal score: 2\n", 2},

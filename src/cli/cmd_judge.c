@@ -324,7 +324,7 @@ int rs_cli_judge(int argc, char **argv)
   } else if (!cfg.dry_run) {
     const uint64_t attempted = s->judged + s->failures;
     if (s->stopped_fatal) {
-      fprintf(stderr, "ragsweep judge: stopped: the API answered with an error that retrying cannot fix: %s\n"
+      fprintf(stderr, "ragsweep judge: stopped: %s\n"
                       "(%llu pairs judged so far are written and cached; fix the cause and re-run to resume)\n",
               s->fatal_message, (unsigned long long)s->judged);
       status = RS_EXIT_INPUT;

@@ -67,6 +67,7 @@ struct rs__judge {
   size_t *todo;   /* request indexes to send, in order */
   size_t n_todo, next_todo;
   double inflight_cost; /* estimated USD of the requests in flight */
+  uint64_t gave_up_in_a_row; /* requests that exhausted their retries, since the last success */
   struct timespec start;
   rs__judge_stats st;
   rs_error cache_err;
@@ -341,6 +342,26 @@ static void count_tokens(rs__judge *j, const jreq *r)
   if (r->completion_tokens > 0) j->st.completion_tokens += (uint64_t)r->completion_tokens;
 }
 
+/* Servers quote the key back in some errors (OpenAI's 401 shows a masked
+ * "sk-...abcd"): such words, and the key itself, become "[key]". */
+static void scrub_keys(char *msg, const char *key)
+{
+  const size_t nk = key ? strlen(key) : 0;
+  for (char *p = msg; *p;) {
+    const int is_key = nk >= 4 && strncmp(p, key, nk) == 0;
+    if (is_key || ((p == msg || p[-1] == ' ' || p[-1] == ':' || p[-1] == '\'') && strncmp(p, "sk-", 3) == 0)) {
+      size_t n = is_key ? nk : strcspn(p, " \t\n,;\"'");
+      const char mark[] = "[key]";
+      const size_t m = n < sizeof mark - 1 ? n : sizeof mark - 1;
+      memcpy(p, mark, m);
+      memmove(p + m, p + n, strlen(p + n) + 1);
+      p += m;
+      continue;
+    }
+    p++;
+  }
+}
+
 static int next_request(void *ctx, const char **path, char **body, size_t *body_len, size_t *tag)
 {
   rs__judge *j = ctx;
@@ -378,6 +399,7 @@ static int request_done(void *ctx, const rs__http_result *res)
   j->st.retries += (uint64_t)res->retries;
   j->inflight_cost -= r->est_cost;
   if (res->outcome == RS_HTTP_OK) {
+    j->gave_up_in_a_row = 0;
     if (take_reply(j, res->tag, res->body, res->body_len)) {
       /* Stored before anything else happens to it: a kill after this line
        * loses nothing. */
@@ -391,14 +413,24 @@ static int request_done(void *ctx, const rs__http_result *res)
   } else {
     r->status = REQ_HTTP_ERROR;
     char *msg = res->status ? rs__llm_error_message(res->body, res->body_len) : NULL;
+    if (msg && strstr(res->message, msg)) free(msg), msg = NULL; /* the transport quoted it already */
+    if (msg) scrub_keys(msg, cfg->http.api_key);
     char text[800];
     snprintf(text, sizeof text, "%s%s%s", res->message, msg ? ": " : "", msg ? msg : "");
     free(msg);
     free(r->note);
     r->note = strdup(text);
-    if (res->outcome == RS_HTTP_FATAL && !j->st.stopped_fatal) {
+    /* A server that is down fails every request after all its retries;
+     * going on would take hours and judge nothing. */
+    const uint64_t limit = cfg->http.concurrency < 4 ? 4 : (uint64_t)cfg->http.concurrency;
+    const int down = res->outcome == RS_HTTP_GAVE_UP && ++j->gave_up_in_a_row >= limit;
+    if ((res->outcome == RS_HTTP_FATAL || down) && !j->st.stopped_fatal) {
       j->st.stopped_fatal = 1;
-      snprintf(j->st.fatal_message, sizeof j->st.fatal_message, "%s", text);
+      if (down)
+        snprintf(j->st.fatal_message, sizeof j->st.fatal_message,
+                 "%llu requests in a row failed after %d retries each (last: %s); is the server at %s up?",
+                 (unsigned long long)j->gave_up_in_a_row, cfg->http.max_retries, text, j->base_url);
+      else snprintf(j->st.fatal_message, sizeof j->st.fatal_message, "%s", text);
     }
   }
   if (r->status != REQ_OK) j->st.request_failures++;
