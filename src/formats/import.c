@@ -90,7 +90,7 @@ typedef struct {
   int32_t *doc;        /* provisional doc numbers */
   int32_t *grade;
   const char *qrels_for_runs; /* qrels file the runs are read against */
-  char tmp_qrels[64];         /* a qrels file written from the JSON, removed at the end */
+  char tmp_qrels[4096];       /* a qrels file written for the runs, removed at the end */
 } judgments;
 
 static int cmp_pstr(const void *a, const void *b) { return strcmp(**(char *const *const *)a, **(char *const *const *)b); }
@@ -134,10 +134,15 @@ done:
  * kept in j so judgments_free always removes it. */
 static rs_code open_tmp_qrels(judgments *j, FILE **f, rs_error *err)
 {
-  snprintf(j->tmp_qrels, sizeof j->tmp_qrels, "/tmp/ragsweep-qrels-XXXXXX");
+  const char *dir = getenv("TMPDIR"); /* the usual convention; also lets a test see the file go */
+  if (!dir || !*dir) dir = "/tmp";
+  if ((size_t)snprintf(j->tmp_qrels, sizeof j->tmp_qrels, "%s/ragsweep-qrels-XXXXXX", dir) >= sizeof j->tmp_qrels) {
+    j->tmp_qrels[0] = '\0';
+    return rs__fail(err, RS_IO, "TMPDIR %s: the path is too long for a temporary qrels file", dir);
+  }
   int fd = mkstemp(j->tmp_qrels);
   if (fd < 0 || !(*f = fdopen(fd, "w"))) {
-    rs_code rc = rs__fail(err, RS_IO, "cannot create a temporary qrels file: %s", strerror(errno));
+    rs_code rc = rs__fail(err, RS_IO, "%s: cannot create a temporary qrels file: %s", j->tmp_qrels, strerror(errno));
     if (fd >= 0) {
       close(fd);
       unlink(j->tmp_qrels);
