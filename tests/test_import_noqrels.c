@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include "formats/corpus.h"
 #include "helpers.h"
@@ -334,5 +335,27 @@ Test(import_noqrels, help_names_the_mode)
   cr_assert_eq(r.status, 0);
   cr_expect(strstr(r.out, "ragsweep import -o OUT.h5 --queries FILE [--docs FILE] [RUN ...]"), "%s", r.out);
   cr_expect(strstr(r.out, "No judgments yet"), "%s", r.out);
+  th_free(&r);
+}
+
+Test(import_noqrels, dropped_topics_counted_once_in_gzip_with_comments)
+{
+  files f;
+  make_files(&f);
+  /* q9 comes back after q1 (read whole by the engine), a comment line
+   * names q7 (not a topic), a blank line: one topic dropped. */
+  const char *run = "# q7 Q0 d1 1 1.0 C\nq9 Q0 d1 1 1.0 C\n\nq1 Q0 d2 1 1.0 C\n  q9 Q0 d3 2 0.5 C\n";
+  char gz[400];
+  snprintf(gz, sizeof gz, "%s", path_in(&f, "runC.txt.gz"));
+  gzFile g = gzopen(gz, "wb");
+  cr_assert_not_null(g);
+  gzwrite(g, run, (unsigned)strlen(run));
+  gzclose(g);
+  snprintf(f.run_a, sizeof f.run_a, "%s", gz);
+  th_result r = import(&f, path_in(&f, "c.h5"), "--queries", f.queries, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  char want[600];
+  snprintf(want, sizeof want, "ragsweep import: note: run runC: 1 topic not in %s was dropped\n", f.queries);
+  cr_expect_str_eq(r.err, want);
   th_free(&r);
 }
