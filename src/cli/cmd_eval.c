@@ -253,6 +253,18 @@ int rs_cli_eval(int argc, char **argv)
   const double t_start = rs__seconds();
   if ((rc = sweep_input_open(&in, argv[optind], argv + optind + 1, (size_t)(argc - optind - 1), &err))) goto fail;
   if (so.qrels_path && (rc = sweep_input_use_qrels(&in, so.qrels_path, &err))) goto fail;
+  {
+    /* Nothing judged (a corpus imported without qrels): every run scores
+     * num_q 0, as trec_eval does; say why, and how to get scores. */
+    size_t judged = 0;
+    for (size_t q = 0; q < in.corpus->nq; q++) judged += in.corpus->qoff[q + 1] > in.corpus->qoff[q];
+    if (judged == 0 && so.qrels_path)
+      fprintf(stderr, "ragsweep eval: note: %s judges none of the %zu queries of %s; every run scores 0 queries\n",
+              so.qrels_path, in.corpus->nq, argv[optind]);
+    else if (judged == 0)
+      fprintf(stderr, "ragsweep eval: note: %s has no judgments (empty /qrels), so no query is scored (num_q 0); "
+                      "give --qrels FILE, e.g. the qrels.txt written by 'ragsweep judge'\n", argv[optind]);
+  }
   const double t_corpus = rs__seconds(), t_runs = t_corpus;
   const size_t max_k = sweep_input_max_k(&in);
   sweep_opts_default_measures(&so, defaults, n_defaults);

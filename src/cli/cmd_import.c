@@ -14,11 +14,20 @@ static void help(FILE *f)
   fprintf(f,
           "usage: ragsweep import -o OUT.h5 (--qrels QRELS | --json EVALSET.json) [--docs FILE]\n"
           "                       [--queries FILE] [RUN ...]\n"
+          "       ragsweep import -o OUT.h5 --queries FILE [--docs FILE] [RUN ...]\n"
           "\n"
           "Writes a corpus (format version 1) from TREC qrels or a JSON evaluation set and any\n"
           "number of TREC runs.  RUN is PATH (named after the file, without its extension) or\n"
           "NAME=PATH.  Rankings are stored in trec_eval's order with their scores, so 'ragsweep\n"
-          "eval' on the corpus gives what trec_eval gives on the files.\n"
+          "eval' on the corpus gives what trec_eval gives on the files.  With qrels, run topics\n"
+          "the qrels do not judge are dropped (trec_eval ignores them).\n"
+          "\n"
+          "No judgments yet: give --queries without --qrels/--json.  The corpus's queries are the\n"
+          "ids of the queries file, its qrels are empty, and each run's rankings of those queries\n"
+          "are stored; run topics not in the queries file are dropped, with a note on stderr.\n"
+          "Label the corpus with 'ragsweep judge', then score it with 'ragsweep eval CORPUS\n"
+          "--qrels QRELS' (any TREC qrels).  A JSON eval set's queries without judgments keep\n"
+          "their rankings too; eval skips them until they are judged.\n"
           "\n"
           "options:\n"
           "  -o, --out FILE           the corpus to write (replaced atomically)\n"
@@ -29,7 +38,8 @@ static void help(FILE *f)
           "                           {\"_id\", \"title\", \"text\"} (BEIR); plain or gzip.  Every doc\n"
           "                           of the corpus (judged or retrieved) needs a text\n"
           "      --queries FILE       query texts -> /queries/text, same layouts; replaces the\n"
-          "                           JSON eval set's \"query\" texts; every query needs one\n"
+          "                           JSON eval set's \"query\" texts; every query needs one.\n"
+          "                           Without --qrels/--json, its ids are the queries\n"
           "      --attr NAME:KEY=VAL  a configuration attribute of run NAME (repeatable);\n"
           "                           integers and decimals are stored as numbers\n"
           "      --threads N          threads for reading runs\n"
@@ -85,7 +95,7 @@ int rs_cli_import(int argc, char **argv)
   char **attr_args = calloc((size_t)argc + 1, sizeof *attr_args);
   size_t n_attr_args = 0;
   rs__import_run *runs = NULL;
-  size_t n_runs = 0;
+  size_t n_runs = 0, *dropped = NULL;
   int exit_code = RS_EXIT_USAGE, c;
   rs_error err = {0};
   if (!attr_args) return RS_EXIT_INPUT;
@@ -106,12 +116,16 @@ int rs_cli_import(int argc, char **argv)
       goto done;
     }
   }
-  if (!out || (!cfg.qrels_path == !cfg.json_path)) {
-    fprintf(stderr, "ragsweep import: expected -o OUT.h5 and exactly one of --qrels or --json (see --help)\n");
+  if (!out || (cfg.qrels_path && cfg.json_path) || (!cfg.qrels_path && !cfg.json_path && !cfg.queries_path)) {
+    fprintf(stderr, "ragsweep import: expected -o OUT.h5 and one of --qrels, --json or (no judgments yet) --queries "
+                    "alone (see --help)\n");
     goto done;
   }
   n_runs = (size_t)(argc - optind);
-  if (!(runs = calloc(n_runs ? n_runs : 1, sizeof *runs))) { exit_code = RS_EXIT_INPUT; goto done; }
+  if (!(runs = calloc(n_runs ? n_runs : 1, sizeof *runs)) || !(dropped = calloc(n_runs ? n_runs : 1, sizeof *dropped))) {
+    exit_code = RS_EXIT_INPUT;
+    goto done;
+  }
   for (size_t i = 0; i < n_runs; i++) {
     char *arg = argv[optind + (int)i], *eq = strchr(arg, '=');
     if (eq && eq != arg) {
@@ -153,11 +167,18 @@ int rs_cli_import(int argc, char **argv)
   }
   cfg.runs = runs;
   cfg.n_runs = n_runs;
+  cfg.dropped = dropped;
   if (rs__import(&cfg, out, &err)) {
     fprintf(stderr, "ragsweep import: %s\n", err.msg);
     exit_code = err.code == RS_USAGE ? RS_EXIT_USAGE : RS_EXIT_INPUT;
     goto done;
   }
+  /* A note, not an error: a queries file that is a subset of the runs'
+   * topics (a dev split, a sample to judge) is the usual case. */
+  for (size_t i = 0; i < n_runs; i++)
+    if (dropped[i])
+      fprintf(stderr, "ragsweep import: note: run %s: %zu topic%s not in %s %s dropped\n", runs[i].name, dropped[i],
+              dropped[i] == 1 ? "" : "s", cfg.queries_path, dropped[i] == 1 ? "was" : "were");
   printf("wrote %s (%zu run%s%s%s)\n", out, n_runs, n_runs == 1 ? "" : "s", cfg.queries_path ? ", query texts" : "",
          cfg.docs_path ? ", doc texts" : "");
   exit_code = RS_EXIT_OK;
@@ -167,6 +188,7 @@ done:
     free(runs[i].attrs);
   }
   free(runs);
+  free(dropped);
   free(attr_args);
   return exit_code;
 }

@@ -10,8 +10,10 @@
 
 #include "formats/evalset.h"
 #include "formats/qrels.h"
+#include "formats/textio.h"
 #include "formats/texts.h"
 #include "formats/trecrun.h"
+#include "util/strdict.h"
 
 /* --- doc ids: interned, then numbered in strcmp order ---------------------- */
 
@@ -88,7 +90,7 @@ typedef struct {
   int32_t *doc;        /* provisional doc numbers */
   int32_t *grade;
   const char *qrels_for_runs; /* qrels file the runs are read against */
-  char tmp_qrels[64];         /* a qrels file written from the JSON, removed at the end */
+  char tmp_qrels[4096];       /* a qrels file written for the runs, removed at the end */
 } judgments;
 
 static int cmp_pstr(const void *a, const void *b) { return strcmp(**(char *const *const *)a, **(char *const *const *)b); }
@@ -127,6 +129,49 @@ done:
   return rc;
 }
 
+/* The temporary qrels file the runs are read against (rs__te_rankings
+ * hands over only the rankings of topics a qrels file names).  Its path is
+ * kept in j so judgments_free always removes it. */
+static rs_code open_tmp_qrels(judgments *j, FILE **f, rs_error *err)
+{
+  const char *dir = getenv("TMPDIR"); /* the usual convention; also lets a test see the file go */
+  if (!dir || !*dir) dir = "/tmp";
+  if ((size_t)snprintf(j->tmp_qrels, sizeof j->tmp_qrels, "%s/ragsweep-qrels-XXXXXX", dir) >= sizeof j->tmp_qrels) {
+    j->tmp_qrels[0] = '\0';
+    return rs__fail(err, RS_IO, "TMPDIR %s: the path is too long for a temporary qrels file", dir);
+  }
+  int fd = mkstemp(j->tmp_qrels);
+  if (fd < 0 || !(*f = fdopen(fd, "w"))) {
+    rs_code rc = rs__fail(err, RS_IO, "%s: cannot create a temporary qrels file: %s", j->tmp_qrels, strerror(errno));
+    if (fd >= 0) {
+      close(fd);
+      unlink(j->tmp_qrels);
+    }
+    j->tmp_qrels[0] = '\0';
+    return rc;
+  }
+  j->qrels_for_runs = j->tmp_qrels;
+  return RS_OK;
+}
+
+/* A query id goes into a TREC qrels file and must match a TREC run's topic
+ * field, which cannot hold white space. */
+static rs_code check_trec_id(const char *path, const char *qid, const char *doc, rs_error *err)
+{
+  if (!strpbrk(qid, " \t\r\n") && *qid && (!doc || (*doc && !strpbrk(doc, " \t\r\n")))) return RS_OK;
+  if (doc)
+    return rs__fail(err, RS_FORMAT, "%s: query \"%s\", doc \"%s\": ids with whitespace cannot be matched against a "
+                    "TREC run", path, qid, doc);
+  return rs__fail(err, RS_FORMAT, "%s: query \"%s\": an id with whitespace cannot be matched against a TREC run", path,
+                  qid);
+}
+
+/* The line that puts an unjudged query into the temporary qrels file, so
+ * its rankings are handed over like a judged query's.  Only that file sees
+ * it: the judgments written to the corpus come from j, and the placeholder
+ * doc is never interned, so it reaches neither /qrels nor /docs/id. */
+static void put_placeholder(FILE *f, const char *qid) { fprintf(f, "%s 0 ragsweep-unjudged 0\n", qid); }
+
 /* The JSON's judgments, queries sorted by id; runs (if any) are read against
  * a TREC qrels file written from them. */
 static rs_code judgments_from_json(const char *path, int want_qrels_file, interner *docs, judgments *j, rs_error *err)
@@ -149,16 +194,7 @@ static rs_code judgments_from_json(const char *path, int want_qrels_file, intern
   }
   for (size_t i = 0; i < nq; i++) ord[i] = &s->query_id[i];
   qsort(ord, nq, sizeof *ord, cmp_pstr);
-  if (want_qrels_file) {
-    snprintf(j->tmp_qrels, sizeof j->tmp_qrels, "/tmp/ragsweep-qrels-XXXXXX");
-    int fd = mkstemp(j->tmp_qrels);
-    if (fd < 0 || !(f = fdopen(fd, "w"))) {
-      rc = rs__fail(err, RS_IO, "cannot create a temporary qrels file: %s", strerror(errno));
-      j->tmp_qrels[0] = '\0';
-      goto done;
-    }
-    j->qrels_for_runs = j->tmp_qrels;
-  }
+  if (want_qrels_file && (rc = open_tmp_qrels(j, &f, err))) goto done;
   size_t k = 0;
   for (size_t i = 0; i < nq; i++) {
     const size_t src = (size_t)(ord[i] - s->query_id);
@@ -166,13 +202,14 @@ static rs_code judgments_from_json(const char *path, int want_qrels_file, intern
     j->qtext[i] = s->query_text[src];
     s->query_id[src] = s->query_text[src] = NULL; /* moved */
     j->off[i] = (int64_t)k;
+    if (f && (rc = check_trec_id(path, j->qid[i], NULL, err))) goto done;
+    /* A query of the eval set without judgments is still a query of the
+     * corpus: keep its rankings (eval skips it until it is judged, as
+     * trec_eval does; judge can label it). */
+    if (f && s->off[src] == s->off[src + 1]) put_placeholder(f, j->qid[i]);
     for (size_t m = s->off[src]; m < s->off[src + 1]; m++, k++) {
       const char *id = s->doc_id[m];
-      if (f && (strpbrk(j->qid[i], " \t\r\n") || strpbrk(id, " \t\r\n") || !*id)) {
-        rc = rs__fail(err, RS_FORMAT, "%s: query \"%s\", doc \"%s\": ids with whitespace cannot be matched against a "
-                      "TREC run", path, j->qid[i], id);
-        goto done;
-      }
+      if (f && (rc = check_trec_id(path, j->qid[i], id, err))) goto done;
       int64_t d = intern(docs, id, strlen(id));
       if (d < 0) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
       j->doc[k] = (int32_t)d;
@@ -193,6 +230,104 @@ done:
   }
   rs__evalset_free(s);
   free(ord);
+  return rc;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* No judgments: the queries are the ids of the text collection, sorted by
+ * id, each with an empty qrels row; runs (if any) are read against a
+ * temporary qrels file that names every query once (put_placeholder). */
+static rs_code judgments_from_texts(const rs__texts *t, int want_qrels_file, judgments *j, rs_error *err)
+{
+  const size_t nq = rs__texts_count(t);
+  const char *path = rs__texts_path(t);
+  FILE *f = NULL;
+  rs_code rc = RS_OK;
+  if (nq == 0) return rs__fail(err, RS_FORMAT, "%s: no queries; expected at least one \"id<TAB>text\" record", path);
+  const char **ids = rs__malloc(rs__mul(nq, sizeof *ids));
+  j->qid = rs__calloc(nq, sizeof *j->qid);
+  j->off = rs__calloc(nq + 1, sizeof *j->off); /* all 0: nothing judged */
+  j->doc = rs__malloc(sizeof *j->doc);
+  j->grade = rs__malloc(sizeof *j->grade);
+  if (!ids || !j->qid || !j->off || !j->doc || !j->grade) {
+    rc = rs__fail(err, RS_NOMEM, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < nq; i++) ids[i] = rs__texts_id(t, i);
+  qsort(ids, nq, sizeof *ids, cmp_str);
+  if (want_qrels_file && (rc = open_tmp_qrels(j, &f, err))) goto done;
+  for (size_t i = 0; i < nq; i++) {
+    if (!(j->qid[i] = strdup(ids[i]))) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+    j->nq = i + 1; /* judgments_free frees what is set */
+    if (f) {
+      if ((rc = check_trec_id(path, ids[i], NULL, err))) goto done;
+      put_placeholder(f, ids[i]);
+    }
+  }
+done:
+  if (f && fclose(f) != 0 && !rc) rc = rs__fail(err, RS_IO, "%s: cannot write: %s", j->tmp_qrels, strerror(errno));
+  free(ids);
+  return rc;
+}
+
+/* Counts the distinct topics of a TREC run that are not queries of j
+ * (rs__te_rankings skips them without a word).  A second, light pass over
+ * the file: only the first field of each line is looked at, and a topic's
+ * lines are usually consecutive, so most lines cost one comparison. */
+static rs_code count_dropped(const char *run_path, const judgments *j, size_t *out, rs_error *err)
+{
+  rs__input *in = NULL;
+  rs__strdict foreign = {0};
+  size_t cap = 1 << 20, have = 0, tok_cap = 64, last_len = SIZE_MAX;
+  char *buf = rs__malloc(cap), *tok = rs__malloc(tok_cap);
+  rs_code rc = buf && tok ? rs__input_open(run_path, &in, err) : rs__fail(err, RS_NOMEM, "out of memory");
+  for (int eof = 0; !rc && !eof;) {
+    size_t got = 0;
+    if (have == cap) { /* a line longer than the buffer */
+      char *nb = rs__realloc(buf, rs__mul(cap, 2));
+      if (!nb) { rc = rs__fail(err, RS_NOMEM, "out of memory"); break; }
+      buf = nb;
+      cap *= 2;
+    }
+    if ((rc = rs__input_read(in, buf + have, cap - have, &got, err))) break;
+    eof = got == 0;
+    have += got;
+    size_t at = 0;
+    for (;;) {
+      char *nl = memchr(buf + at, '\n', have - at);
+      if (!nl && !eof) break;
+      const size_t end = nl ? (size_t)(nl - buf) : have;
+      size_t a = at;
+      while (a < end && (buf[a] == ' ' || (buf[a] >= '\t' && buf[a] <= '\r'))) a++;
+      size_t b = a;
+      while (b < end && !(buf[b] == ' ' || (buf[b] >= '\t' && buf[b] <= '\r'))) b++;
+      at = nl ? end + 1 : have;
+      if (b > a && buf[a] != '#' && !(b - a == last_len && memcmp(tok, buf + a, last_len) == 0)) {
+        if (b - a + 1 > tok_cap) {
+          char *nt = rs__realloc(tok, b - a + 1);
+          if (!nt) { rc = rs__fail(err, RS_NOMEM, "out of memory"); break; }
+          tok = nt;
+          tok_cap = b - a + 1;
+        }
+        memcpy(tok, buf + a, b - a);
+        tok[b - a] = '\0';
+        last_len = b - a;
+        const char *key = tok;
+        uint32_t id;
+        if (!bsearch(&key, j->qid, j->nq, sizeof *j->qid, cmp_str) && (rc = rs__strdict_add(&foreign, tok, &id, err)))
+          break;
+      }
+      if (!nl) break;
+    }
+    memmove(buf, buf + at, have - at);
+    have -= at;
+  }
+  if (!rc) *out = foreign.n;
+  rs__strdict_free(&foreign);
+  rs__input_close(in);
+  free(buf);
+  free(tok);
   return rc;
 }
 
@@ -390,17 +525,16 @@ done:
   return rc;
 }
 
-/* The texts of ids[0, n) from the collection at path, in that order;
- * *out is malloc'd (views into *texts, which the caller frees). */
-static rs_code texts_for(const char *path, const char *what, const char *const *ids, size_t n, rs__texts **texts,
-                         const char ***out, rs_error *err)
+/* The texts of ids[0, n) from a loaded collection, in that order; *out is
+ * malloc'd (views into texts). */
+static rs_code texts_for(const rs__texts *texts, const char *what, const char *const *ids, size_t n, const char ***out,
+                         rs_error *err)
 {
-  rs_code rc = rs__texts_load(path, texts, err);
-  if (rc) return rc;
+  const char *path = rs__texts_path(texts);
   const char **v = rs__malloc(rs__mul(n ? n : 1, sizeof *v));
   if (!v) return rs__fail(err, RS_NOMEM, "%s: out of memory", path);
   for (size_t i = 0; i < n; i++)
-    if (!(v[i] = rs__texts_get(*texts, ids[i], NULL))) {
+    if (!(v[i] = rs__texts_get(texts, ids[i], NULL))) {
       free(v);
       return rs__fail(err, RS_FORMAT, "%s: no text for %s \"%s\"; expected a text for every %s of the corpus", path,
                       what, ids[i], what);
@@ -428,12 +562,29 @@ rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *er
                       cfg->runs[i].path);
         goto done;
       }
+  if (cfg->qrels_path && cfg->json_path) {
+    rc = rs__fail(err, RS_USAGE, "expected at most one of qrels (%s) and a JSON eval set (%s)", cfg->qrels_path,
+                  cfg->json_path);
+    goto done;
+  }
+  if (!cfg->qrels_path && !cfg->json_path && !cfg->queries_path) {
+    rc = rs__fail(err, RS_USAGE, "expected qrels, a JSON eval set or a queries file to take the queries from");
+    goto done;
+  }
+  if (cfg->queries_path && (rc = rs__texts_load(cfg->queries_path, &qtexts, err))) goto done;
+  const int unjudged = !cfg->qrels_path && !cfg->json_path;
   if (cfg->qrels_path) rc = judgments_from_qrels(cfg->qrels_path, &docs, &j, err);
-  else rc = judgments_from_json(cfg->json_path, cfg->n_runs > 0, &docs, &j, err);
+  else if (cfg->json_path) rc = judgments_from_json(cfg->json_path, cfg->n_runs > 0, &docs, &j, err);
+  else rc = judgments_from_texts(qtexts, cfg->n_runs > 0, &j, err);
   if (rc) goto done;
   if (cfg->n_runs && (rc = map_topics(&j, &row_of, &n_topics, err))) goto done;
-  for (size_t i = 0; i < cfg->n_runs && !rc; i++)
+  for (size_t i = 0; i < cfg->n_runs && !rc; i++) {
     rc = read_run(cfg, &cfg->runs[i], &j, row_of, n_topics, &docs, &runs[i], err);
+    if (cfg->dropped) {
+      cfg->dropped[i] = 0;
+      if (!rc && unjudged) rc = count_dropped(cfg->runs[i].path, &j, &cfg->dropped[i], err);
+    }
+  }
   if (rc) goto done;
   if (docs.n > INT32_MAX) { rc = rs__fail(err, RS_UNSUPPORTED, "more than 2^31 - 1 distinct doc ids"); goto done; }
 
@@ -446,9 +597,7 @@ rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *er
   qsort(perm, docs.n, sizeof *perm, cmp_id);
   for (size_t i = 0; i < docs.n; i++) final[perm[i]] = (int32_t)i;
 
-  if (cfg->queries_path &&
-      (rc = texts_for(cfg->queries_path, "query", (const char *const *)j.qid, j.nq, &qtexts, &qtext, err)))
-    goto done;
+  if (qtexts && (rc = texts_for(qtexts, "query", (const char *const *)j.qid, j.nq, &qtext, err))) goto done;
   if ((rc = rs__h5w_create(out_path, 1, &w, err))) goto done;
   if ((rc = rs__h5w_strings(w, "/queries/id", (const char *const *)j.qid, j.nq, 0, err))) goto done;
   if (qtext) rc = rs__h5w_strings(w, "/queries/text", qtext, j.nq, 0, err);
@@ -459,7 +608,8 @@ rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *er
     if (!sorted) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
     for (size_t i = 0; i < docs.n; i++) sorted[i] = docs.id[perm[i]];
     rc = rs__h5w_strings(w, "/docs/id", sorted, docs.n, 0, err);
-    if (!rc && cfg->docs_path && !(rc = texts_for(cfg->docs_path, "doc", sorted, docs.n, &dtexts, &dtext, err)))
+    if (!rc && cfg->docs_path && !(rc = rs__texts_load(cfg->docs_path, &dtexts, err)) &&
+        !(rc = texts_for(dtexts, "doc", sorted, docs.n, &dtext, err)))
       rc = rs__h5w_strings(w, "/docs/text", dtext, docs.n, 0, err);
     free(sorted);
     if (rc) goto done;

@@ -9,7 +9,15 @@
  * descending, ties by docno descending) with its float64 scores; topics the
  * qrels do not judge are dropped, as trec_eval ignores them.  Runs are
  * stored dense [nq, K] unless padding would take more than half the space,
- * then in CSR form. */
+ * then in CSR form.
+ *
+ * Without qrels or a JSON eval set, the queries file gives the queries
+ * (its ids, in strcmp order, with their texts) and the qrels are empty: a
+ * corpus for a team that has no judgments yet ('ragsweep judge' labels
+ * it, 'ragsweep eval --qrels' scores it).  Each run's rankings of those
+ * queries are stored as above; its other topics are dropped and counted
+ * (rs__import_cfg.dropped) for the caller to report.  A query of a JSON
+ * eval set without judgments keeps its rankings in the same way. */
 #ifndef RAGSWEEP_IMPORT_H
 #define RAGSWEEP_IMPORT_H
 
@@ -26,17 +34,23 @@ typedef struct rs__import_run {
 
 typedef struct rs__import_cfg {
   const char *qrels_path; /* TREC qrels, or NULL */
-  const char *json_path;  /* JSON evaluation set, or NULL (exactly one is set) */
+  const char *json_path;  /* JSON evaluation set, or NULL (at most one is set) */
   /* Text collections (texts.h), or NULL.  docs_path writes /docs/text:
    * every doc id of the corpus (judged or retrieved) needs a text.
    * queries_path writes /queries/text (replacing the JSON eval set's
    * "query" texts): every query id needs one.  A missing one is RS_FORMAT
-   * naming the id and the file; texts of other ids are ignored. */
+   * naming the id and the file; texts of other ids are ignored.  With
+   * neither qrels_path nor json_path, queries_path is required and its
+   * ids are the corpus's queries. */
   const char *docs_path;
   const char *queries_path;
   const rs__import_run *runs;
   size_t n_runs;
   int threads;
+  /* [n_runs] out, or NULL: without qrels_path and json_path, the number
+   * of distinct topics of each run that are not in queries_path (their
+   * rankings were dropped); 0 otherwise. */
+  size_t *dropped;
 } rs__import_cfg;
 
 rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *err);

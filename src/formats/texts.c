@@ -36,6 +36,7 @@ struct rs__texts {
 
 const char *rs__texts_path(const rs__texts *t) { return t->path; }
 size_t rs__texts_count(const rs__texts *t) { return t->n; }
+const char *rs__texts_id(const rs__texts *t, size_t i) { return t->pool + t->rec[i].off; }
 
 void rs__texts_free(rs__texts *t)
 {

@@ -36,6 +36,9 @@ rs_code rs__texts_load(const char *path, rs__texts **out, rs_error *err);
 const char *rs__texts_get(const rs__texts *t, const char *id, size_t *len);
 /* Number of records. */
 size_t rs__texts_count(const rs__texts *t);
+/* The id of record i (0 <= i < rs__texts_count, file order), borrowed
+ * until rs__texts_free: lets a caller take the ids as the set of queries. */
+const char *rs__texts_id(const rs__texts *t, size_t i);
 /* The file name given to load, for messages. */
 const char *rs__texts_path(const rs__texts *t);
 /* Frees the collection; accepts NULL. */
