@@ -187,6 +187,12 @@ static tsv read_tsv(const char *dir, const char *name)
   return t;
 }
 
+static void tsv_free(tsv *t)
+{
+  for (size_t i = 0; i < t->n; i++) free(t->id[i]), free(t->text[i]);
+  free(t->id), free(t->text);
+}
+
 static const char *tsv_get(const tsv *t, const char *id)
 {
   for (size_t i = 0; i < t->n; i++)
@@ -242,6 +248,7 @@ static void check_labels(const char *data, const char *qrels)
   }
   cr_expect_gt(ones, 150, "most answers are in some run's top 10");
   free(s);
+  tsv_free(&queries), tsv_free(&docs), tsv_free(&answers);
 }
 
 Test(judge, sweep_kill_resume_and_cache_only, .timeout = 240)
@@ -587,7 +594,7 @@ Test(judge, dry_run_and_budget, .timeout = 60)
   json_object *log = llm_stub_log(&stub);
   cr_expect_eq(json_object_array_length(log), 0, "a dry run sends nothing");
   json_object_put(log);
-  cr_expect(!file_exists(out, "qrels.txt"));
+  cr_expect(!file_exists(dir, "out"), "a dry run creates nothing, not even the folder or the cache");
   /* The estimate is 4 bytes a token + 8 per request, over the bodies sent. */
   r = rs(NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);

@@ -267,7 +267,7 @@ int rs_cli_judge(int argc, char **argv)
   char *cache_buf = NULL;
   progress_state ps = {0};
   rs_code rc = sweep_input_open(&in, pos[0], pos + 1, n_pos - 1, &err);
-  if (!rc && mkdir_p(out_dir) != 0)
+  if (!rc && !cfg.dry_run && mkdir_p(out_dir) != 0)
     rc = rs__fail(&err, RS_IO, "-o %s: cannot create the folder: %s", out_dir, strerror(errno));
   if (!rc) {
     if (!cache_path) {

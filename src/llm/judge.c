@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine/sweep.h"
@@ -495,7 +496,7 @@ static rs_code judge_requests(rs__judge *j, rs_error *err)
     free(body);
     int found = 0;
     if (cfg->dry_run) {
-      if ((rc = rs__llm_cache_has(j->cache, r->key, &found, err))) return rc;
+      if (j->cache && (rc = rs__llm_cache_has(j->cache, r->key, &found, err))) return rc;
       if (found) j->st.cached++;
       else {
         j->st.est_prompt_tokens += estimate_prompt_tokens(len);
@@ -552,7 +553,10 @@ rs_code rs__judge_run(const rs__judge_cfg *cfg, rs__judge **out, rs_error *err)
   while (n && j->base_url[n - 1] == '/') j->base_url[--n] = '\0';
   rs_code rc;
   if ((rc = build_pairs(j, err)) || (rc = load_texts(j, err)) || (rc = check_texts(j, err))) return rc;
-  if ((rc = rs__llm_cache_open(cfg->cache_path, &j->cache, err))) return rc;
+  /* A dry run creates nothing: without a cache file, nothing is cached. */
+  struct stat st;
+  if (!cfg->dry_run || stat(cfg->cache_path, &st) == 0)
+    if ((rc = rs__llm_cache_open(cfg->cache_path, &j->cache, err))) return rc;
   rc = judge_requests(j, err);
   j->st.wall_s = now_s() - (double)j->start.tv_sec - 1e-9 * (double)j->start.tv_nsec;
   return rc;
