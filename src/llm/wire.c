@@ -10,27 +10,9 @@
 
 #include "formats/numparse.h"
 #include "internal.h"
+#include "util/strbuf.h"
 
 /* --- writing ---------------------------------------------------------------- */
-
-void rs__jbuf_put(rs__jbuf *b, const char *s, size_t n)
-{
-  if (b->failed) return;
-  if (b->len + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + n + 1) cap *= 2;
-    char *d = realloc(b->data, cap);
-    if (!d) {
-      b->failed = 1;
-      return;
-    }
-    b->data = d;
-    b->cap = cap;
-  }
-  memcpy(b->data + b->len, s, n);
-  b->len += n;
-  b->data[b->len] = '\0';
-}
 
 /* Length of the well-formed UTF-8 sequence at s[0..n), or 0 when it is not
  * one (RFC 3629 table: rejects overlongs, surrogates, > U+10FFFF). */
@@ -76,101 +58,55 @@ int rs__utf8_valid(const char *s, size_t n, size_t *bad)
   return 1;
 }
 
-void rs__jbuf_string(rs__jbuf *b, const char *s, size_t n)
-{
-  static const char hex[] = "0123456789abcdef";
-  const unsigned char *u = (const unsigned char *)s;
-  rs__jbuf_put(b, "\"", 1);
-  size_t run = 0; /* start of the pending run of bytes copied as they are */
-  size_t i = 0;
-  while (i < n) {
-    unsigned c = u[i];
-    const char *esc = NULL;
-    char tmp[8];
-    size_t k = 1, el = 2;
-    if (c == '"') esc = "\\\"";
-    else if (c == '\\') esc = "\\\\";
-    else if (c == '\n') esc = "\\n";
-    else if (c == '\r') esc = "\\r";
-    else if (c == '\t') esc = "\\t";
-    else if (c == '\b') esc = "\\b";
-    else if (c == '\f') esc = "\\f";
-    else if (c < 0x20) {
-      memcpy(tmp, "\\u00", 4);
-      tmp[4] = hex[c >> 4];
-      tmp[5] = hex[c & 15];
-      esc = tmp;
-      el = 6;
-    } else if (c >= 0x80) {
-      k = utf8_seq(u + i, n - i);
-      if (!k) {
-        esc = "\xEF\xBF\xBD"; /* U+FFFD for each byte that starts no valid sequence */
-        el = 3;
-        k = 1;
-      }
-    }
-    if (esc) {
-      rs__jbuf_put(b, s + run, i - run);
-      rs__jbuf_put(b, esc, el);
-      run = i + k;
-    }
-    i += k;
-  }
-  rs__jbuf_put(b, s + run, n - run);
-  rs__jbuf_put(b, "\"", 1);
-}
+static void put_str(rs__sb *b, const char *s) { rs__sb_json_str(b, s ? s : "", s ? strlen(s) : 0); }
 
-static void put_str(rs__jbuf *b, const char *s) { rs__jbuf_string(b, s ? s : "", s ? strlen(s) : 0); }
-
-static char *finish(rs__jbuf *b, size_t *len)
+static char *finish(rs__sb *b, size_t *len)
 {
-  if (b->failed) {
-    free(b->data);
-    return NULL;
-  }
-  if (len) *len = b->len;
-  return b->data;
+  const size_t n = b->n;
+  char *text = rs__sb_take(b); /* NULL when an append ran out of memory */
+  if (text && len) *len = n;
+  return text;
 }
 
 char *rs__chat_request(const rs__chat_params *p, const rs__chat_msg *msgs, size_t n, size_t *len)
 {
   if (!isfinite(p->temperature)) return NULL;
-  rs__jbuf b = {0};
-  rs__jbuf_put(&b, "{\"model\":", 9);
+  rs__sb b = {0};
+  rs__sb_add(&b, "{\"model\":", 9);
   put_str(&b, p->model);
-  rs__jbuf_put(&b, ",\"messages\":[", 13);
+  rs__sb_add(&b, ",\"messages\":[", 13);
   for (size_t i = 0; i < n; i++) {
-    rs__jbuf_put(&b, i ? ",{\"role\":" : "{\"role\":", i ? 9 : 8);
+    rs__sb_add(&b, i ? ",{\"role\":" : "{\"role\":", i ? 9 : 8);
     put_str(&b, msgs[i].role);
-    rs__jbuf_put(&b, ",\"content\":", 11);
+    rs__sb_add(&b, ",\"content\":", 11);
     put_str(&b, msgs[i].content);
-    rs__jbuf_put(&b, "}", 1);
+    rs__sb_add(&b, "}", 1);
   }
   char num[32];
   /* -0.0 would print as "-0"; a temperature has no sign to keep. */
   rs__format_double(p->temperature == 0 ? 0.0 : p->temperature, num);
-  rs__jbuf_put(&b, "],\"temperature\":", 16);
-  rs__jbuf_put(&b, num, strlen(num));
+  rs__sb_add(&b, "],\"temperature\":", 16);
+  rs__sb_add(&b, num, strlen(num));
   if (p->max_tokens != 0) {
     snprintf(num, sizeof num, "%d", p->max_tokens);
-    rs__jbuf_put(&b, ",\"max_tokens\":", 14);
-    rs__jbuf_put(&b, num, strlen(num));
+    rs__sb_add(&b, ",\"max_tokens\":", 14);
+    rs__sb_add(&b, num, strlen(num));
   }
-  rs__jbuf_put(&b, "}", 1);
+  rs__sb_add(&b, "}", 1);
   return finish(&b, len);
 }
 
 char *rs__embed_request(const char *model, const char *const *inputs, size_t n, size_t *len)
 {
-  rs__jbuf b = {0};
-  rs__jbuf_put(&b, "{\"model\":", 9);
+  rs__sb b = {0};
+  rs__sb_add(&b, "{\"model\":", 9);
   put_str(&b, model);
-  rs__jbuf_put(&b, ",\"input\":[", 10);
+  rs__sb_add(&b, ",\"input\":[", 10);
   for (size_t i = 0; i < n; i++) {
-    if (i) rs__jbuf_put(&b, ",", 1);
+    if (i) rs__sb_add(&b, ",", 1);
     put_str(&b, inputs[i]);
   }
-  rs__jbuf_put(&b, "]}", 2);
+  rs__sb_add(&b, "]}", 2);
   return finish(&b, len);
 }
 

@@ -74,20 +74,6 @@ char *rs__embed_request(const char *model, const char *const *inputs, size_t n, 
 rs__reply_status rs__embed_reply_parse(const char *body, size_t len, size_t n_expected, double **vectors,
                                        size_t *dim, int64_t *prompt_tokens, char **error);
 
-/* A growable byte buffer for JSON writers; failed is set (and data kept)
- * when an allocation fails, so writers check once at the end. */
-typedef struct rs__jbuf {
-  char *data;
-  size_t len, cap;
-  int failed;
-} rs__jbuf;
-/* Appends n bytes. */
-void rs__jbuf_put(rs__jbuf *b, const char *s, size_t n);
-/* Appends s (n bytes) as a JSON string literal with its quotes: '"', '\\'
- * and control characters escaped, valid UTF-8 copied raw, each invalid byte
- * replaced by U+FFFD.  Useful for JSONL writers. */
-void rs__jbuf_string(rs__jbuf *b, const char *s, size_t n);
-
 /* 1 when s[0..n) is well-formed UTF-8 (no overlongs, surrogates or code
  * points above U+10FFFF); otherwise 0 and *bad (if non-NULL) is the offset
  * of the first bad byte. */
