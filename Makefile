@@ -96,10 +96,13 @@ judge-demo: deps
 
 # The tests run the OpenMP build and compare it with the serial reference
 # build (RAGSWEEP_SERIAL_BIN); the conformance data is read in ../shared.
+# asan gets a serial build of its own: sanitizer objects in build-serial/
+# would break a later plain `make test` at link time.
+SERIAL_BUILD ?= build-serial
 test: deps
-	@$(MAKE) --no-print-directory BUILD=build-serial OMP=-Wno-unknown-pragmas build
+	@$(MAKE) --no-print-directory BUILD=$(SERIAL_BUILD) OMP=-Wno-unknown-pragmas build
 	@$(MAKE) --no-print-directory build $(BUILD)/test_all
-	RAGSWEEP_BIN=$(CURDIR)/$(BUILD)/ragsweep RAGSWEEP_SERIAL_BIN=$(CURDIR)/build-serial/ragsweep \
+	RAGSWEEP_BIN=$(CURDIR)/$(BUILD)/ragsweep RAGSWEEP_SERIAL_BIN=$(CURDIR)/$(SERIAL_BUILD)/ragsweep \
 	  $(BUILD)/test_all --jobs 2
 
 check: test
@@ -108,7 +111,7 @@ serial: deps
 	@$(MAKE) --no-print-directory BUILD=build-serial OMP=-Wno-unknown-pragmas build
 
 asan: deps
-	@$(MAKE) --no-print-directory test BUILD=build-asan \
+	@$(MAKE) --no-print-directory test BUILD=build-asan SERIAL_BUILD=build-asan-serial \
 	  OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
 
 # Benchmarks (README, "Performance"): the metric core against a naive
