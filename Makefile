@@ -111,7 +111,8 @@ serial: deps
 	@$(MAKE) --no-print-directory BUILD=build-serial OMP=-Wno-unknown-pragmas build
 
 asan: deps
-	@$(MAKE) --no-print-directory test BUILD=build-asan SERIAL_BUILD=build-asan-serial \
+	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+	  $(MAKE) --no-print-directory test BUILD=build-asan SERIAL_BUILD=build-asan-serial \
 	  OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
 
 # Benchmarks (README, "Performance"): the metric core against a naive
