@@ -136,12 +136,17 @@ static void print_leaderboard(const sweep_input *in, const rs__spec *spec, const
   if (width > 40) width = 40;
   printf("%zu run%s, ranked by %s:\n\n  #  %-*s", in->n_runs, in->n_runs == 1 ? "" : "s", spec->req[0].name, width,
          "run");
-  for (size_t k = 0; k < n_show; k++) printf("  %10s", spec->req[k].name);
+  int col[4]; /* a column is as wide as its measure's name (AnswerPresence@10) */
+  for (size_t k = 0; k < n_show; k++) {
+    const int l = (int)strlen(spec->req[k].name);
+    col[k] = l > 10 ? l : 10;
+  }
+  for (size_t k = 0; k < n_show; k++) printf("  %*s", col[k], spec->req[k].name);
   printf("  %10s  %9s\n", "queries", "p95 ms");
   for (size_t i = 0; i < n; i++) {
     const size_t r = ord[i];
     printf("%3zu  %-*.*s", i + 1, width, width, in->runs[r]->name);
-    for (size_t k = 0; k < n_show; k++) printf("  %10.4f", res[r].value[k]);
+    for (size_t k = 0; k < n_show; k++) printf("  %*.4f", col[k], res[r].value[k]);
     printf("  %10zu", res[r].num_q);
     if (res[r].has_latency) printf("  %9.2f\n", res[r].latency.p95 * 1000.0);
     else printf("  %9s\n", "-");
