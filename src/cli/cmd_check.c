@@ -1,12 +1,14 @@
 /* cmd_check.c: "ragsweep check": validate files against the corpus format. */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "formats/corpus.h"
 #include "metrics/spec.h"
 #include "engine/sweep.h"
+#include "sweep_io.h"
 
 static void help(FILE *f)
 {
@@ -35,14 +37,60 @@ static void describe(const rs__run *r)
   }
 }
 
+/* The run names seen so far and the file of each, so that a name repeated
+ * across files is reported as eval and compare would reject it. */
+typedef struct {
+  char **name, **path;
+  size_t n, cap;
+} seen_runs;
+
+/* The file that already holds a run named r->name, or NULL after recording it
+ * (also NULL when memory is short: the check is then skipped). */
+static const char *seen_before(seen_runs *s, const rs__run *r)
+{
+  for (size_t i = 0; i < s->n; i++)
+    if (strcmp(s->name[i], r->name) == 0) return s->path[i];
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 16;
+    char **n = realloc(s->name, cap * sizeof *n);
+    if (!n) return NULL;
+    s->name = n;
+    char **p = realloc(s->path, cap * sizeof *p);
+    if (!p) return NULL;
+    s->path = p;
+    s->cap = cap;
+  }
+  char *name = strdup(r->name), *path = strdup(r->path);
+  if (!name || !path) {
+    free(name);
+    free(path);
+    return NULL;
+  }
+  s->name[s->n] = name, s->path[s->n] = path, s->n++;
+  return NULL;
+}
+
+static void seen_free(seen_runs *s)
+{
+  for (size_t i = 0; i < s->n; i++) free(s->name[i]), free(s->path[i]);
+  free(s->name);
+  free(s->path);
+}
+
 /* Streams every row of a run through the engine's checks. */
-static int check_run(const rs__corpus *c, const rs__spec *spec, const rs__run *r)
+static int check_run(const rs__corpus *c, const rs__spec *spec, const rs__run *r, seen_runs *seen)
 {
   rs__sweep_cfg cfg = {.spec = spec};
   rs__run_result res = {0};
   rs_error err = {0};
   printf("  run %s: ", r->name);
-  if (rs__sweep(&cfg, c, &r, 1, &res, &err)) {
+  const char *other = seen_before(seen, r);
+  if (other) {
+    printf("INVALID\n    run '%s' is in both %s and %s; run names must be unique (eval and compare reject it)\n",
+           r->name, other, r->path);
+    return 1;
+  }
+  if (check_run_attrs(r, &err) || rs__sweep(&cfg, c, &r, 1, &res, &err)) {
     printf("INVALID\n    %s\n", err.msg);
     return 1;
   }
@@ -82,7 +130,8 @@ int rs_cli_check(int argc, char **argv)
     rs__corpus_close(c);
     return RS_EXIT_INPUT;
   }
-  for (size_t i = 0; i < c->runs.n; i++) bad |= check_run(c, spec, &c->runs.run[i]);
+  seen_runs seen = {0};
+  for (size_t i = 0; i < c->runs.n; i++) bad |= check_run(c, spec, &c->runs.run[i], &seen);
   for (int f = 2; f < argc; f++) {
     rs__runset rs = {0};
     if (rs__runset_open(argv[f], c->nq, &rs, &err)) {
@@ -91,9 +140,10 @@ int rs_cli_check(int argc, char **argv)
       continue;
     }
     printf("%s: ok (%zu runs)\n", argv[f], rs.n);
-    for (size_t i = 0; i < rs.n; i++) bad |= check_run(c, spec, &rs.run[i]);
+    for (size_t i = 0; i < rs.n; i++) bad |= check_run(c, spec, &rs.run[i], &seen);
     rs__runset_close(&rs);
   }
+  seen_free(&seen);
   rs__spec_free(spec);
   rs__corpus_close(c);
   printf("%s\n", bad ? "problems found" : "all valid");

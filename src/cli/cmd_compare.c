@@ -671,6 +671,12 @@ int rs_cli_compare(int argc, char **argv)
   if (!rc && worst) rc = worst_commit(worst, &err);
   worst = NULL;
   if (rc) goto fail;
+  {
+    /* A re-run replaces compare's whole output set: files this run does not
+     * write go.  gates.csv always goes here and is written anew below. */
+    const char *const stale[] = {n_worst ? NULL : "worst.csv", "gates.csv"};
+    remove_outputs(out_dir, stale, sizeof stale / sizeof *stale);
+  }
   printf("\nwrote %s\n      %s\n      %s\n", paths[0], paths[1], paths[2]);
   if (n_worst) printf("      %s/worst.csv\n", out_dir);
   exit_code = RS_EXIT_OK;

@@ -336,6 +336,12 @@ int rs_cli_eval(int argc, char **argv)
   if (!rc && worst) rc = worst_commit(worst, &err);
   worst = NULL;
   if (rc) goto fail;
+  {
+    /* A re-run replaces eval's whole output set: files this run does not
+     * write go.  gates.csv always goes here and is written anew below. */
+    const char *const stale[] = {per_query ? NULL : "per_query.csv", n_worst ? NULL : "worst.csv", "gates.csv"};
+    remove_outputs(out_dir, stale, sizeof stale / sizeof *stale);
+  }
   const double t_end = rs__seconds();
   if (so.timing)
     fprintf(stderr,

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "formats/corpus.h"
+#include "util/tmpfiles.h"
 
 enum { EXPORT_ROWS = 4096 };
 
@@ -31,35 +32,75 @@ static int has_space(const char *s) { return strpbrk(s, " \t\r\n") != NULL || !*
 
 typedef struct {
   FILE *f;
+  int tmp_h; /* rs__tmp_register handle */
   char tmp[4200], path[4200];
 } out_file;
+
+/* Files written completely but not yet renamed: every file of an export
+ * takes its final name only once all are written, so a failure halfway (a
+ * bad run late in the list) leaves no complete-looking qrels.txt. */
+typedef struct {
+  out_file *f;
+  size_t n, cap;
+} out_list;
 
 static rs_code out_open(out_file *o, const char *dir, const char *name, rs_error *err)
 {
   snprintf(o->path, sizeof o->path, "%s/%s", dir, name);
   snprintf(o->tmp, sizeof o->tmp, "%s/.%s.tmp.%ld", dir, name, (long)getpid());
-  if (!(o->f = fopen(o->tmp, "w"))) return rs__fail(err, RS_IO, "%s: cannot create: %s", o->tmp, strerror(errno));
-  return RS_OK;
-}
-
-static rs_code out_commit(out_file *o, rs_error *err)
-{
-  int bad = ferror(o->f) != 0;
-  bad |= fclose(o->f) != 0;
-  o->f = NULL;
-  if (bad || rename(o->tmp, o->path) != 0) {
-    unlink(o->tmp);
-    return rs__fail(err, RS_IO, "%s: cannot write: %s", o->path, strerror(errno));
+  o->tmp_h = rs__tmp_register(o->tmp);
+  if (!(o->f = fopen(o->tmp, "w"))) {
+    rs__tmp_forget(o->tmp_h);
+    return rs__fail(err, RS_IO, "%s: cannot create: %s", o->path, strerror(errno));
   }
   return RS_OK;
 }
 
 static void out_abort(out_file *o)
 {
-  if (!o->f) return;
-  fclose(o->f);
+  if (o->f) fclose(o->f);
   o->f = NULL;
   unlink(o->tmp);
+  rs__tmp_forget(o->tmp_h);
+}
+
+/* Closes o and keeps it in l for out_list_commit (o is aborted on failure). */
+static rs_code out_close(out_file *o, out_list *l, rs_error *err)
+{
+  int bad = ferror(o->f) != 0;
+  bad |= fclose(o->f) != 0;
+  o->f = NULL;
+  if (bad) {
+    rs_code rc = rs__fail(err, RS_IO, "%s: cannot write: %s", o->path, strerror(errno));
+    out_abort(o);
+    return rc;
+  }
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 16;
+    out_file *f = realloc(l->f, cap * sizeof *f);
+    if (!f) {
+      out_abort(o);
+      return rs__fail(err, RS_NOMEM, "out of memory");
+    }
+    l->f = f, l->cap = cap;
+  }
+  l->f[l->n++] = *o;
+  return RS_OK;
+}
+
+/* Renames every file into place (ok) or removes them all; frees l. */
+static rs_code out_list_finish(out_list *l, int ok, rs_error *err)
+{
+  rs_code rc = RS_OK;
+  for (size_t i = 0; i < l->n; i++) {
+    if (ok && !rc && rename(l->f[i].tmp, l->f[i].path) != 0)
+      rc = rs__fail(err, RS_IO, "%s: cannot write: %s", l->f[i].path, strerror(errno));
+    if (!ok || rc) unlink(l->f[i].tmp);
+    rs__tmp_forget(l->f[i].tmp_h);
+  }
+  free(l->f);
+  memset(l, 0, sizeof *l);
+  return rc;
 }
 
 static const char *doc_name(const rs__corpus *c, int32_t d, char buf[16])
@@ -69,7 +110,7 @@ static const char *doc_name(const rs__corpus *c, int32_t d, char buf[16])
   return buf;
 }
 
-static rs_code export_qrels(const rs__corpus *c, const char *dir, rs_error *err)
+static rs_code export_qrels(const rs__corpus *c, const char *dir, out_list *l, rs_error *err)
 {
   out_file o = {0};
   char buf[16];
@@ -97,10 +138,10 @@ static rs_code export_qrels(const rs__corpus *c, const char *dir, rs_error *err)
     out_abort(&o);
     return rc;
   }
-  return out_commit(&o, err);
+  return out_close(&o, l, err);
 }
 
-static rs_code export_run(const rs__corpus *c, const rs__run *r, const char *dir, rs_error *err)
+static rs_code export_run(const rs__corpus *c, const rs__run *r, const char *dir, out_list *l, rs_error *err)
 {
   out_file o = {0};
   rs__block b = {0};
@@ -140,7 +181,7 @@ static rs_code export_run(const rs__corpus *c, const rs__run *r, const char *dir
     out_abort(&o);
     return rc;
   }
-  return out_commit(&o, err);
+  return out_close(&o, l, err);
 }
 
 int rs_cli_export(int argc, char **argv)
@@ -171,13 +212,17 @@ int rs_cli_export(int argc, char **argv)
   if (!rc) rc = rs__corpus_load_queries(corpus, &err);
   if (!rc && mkdir(dir, 0777) != 0 && errno != EEXIST)
     rc = rs__fail(&err, RS_IO, "%s: cannot create: %s", dir, strerror(errno));
-  if (!rc) rc = export_qrels(corpus, dir, &err);
-  for (size_t i = 0; !rc && i < corpus->runs.n; i++) rc = export_run(corpus, &corpus->runs.run[i], dir, &err);
+  out_list done = {0};
+  if (!rc) rs__tmp_sweep_stale(dir);
+  if (!rc) rc = export_qrels(corpus, dir, &done, &err);
+  for (size_t i = 0; !rc && i < corpus->runs.n; i++) rc = export_run(corpus, &corpus->runs.run[i], dir, &done, &err);
   for (int f = optind + 1; !rc && f < argc; f++) {
     if ((rc = rs__runset_open(argv[f], corpus->nq, &extra, &err))) break;
-    for (size_t i = 0; !rc && i < extra.n; i++) rc = export_run(corpus, &extra.run[i], dir, &err);
+    for (size_t i = 0; !rc && i < extra.n; i++) rc = export_run(corpus, &extra.run[i], dir, &done, &err);
     rs__runset_close(&extra);
   }
+  if (rc) out_list_finish(&done, 0, NULL);
+  else rc = out_list_finish(&done, 1, &err);
   rs__corpus_close(corpus);
   if (rc) {
     fprintf(stderr, "ragsweep export: %s\n", err.msg);

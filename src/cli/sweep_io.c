@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int mkdir_p(const char *dir)
 {
@@ -26,6 +27,13 @@ int mkdir_p(const char *dir)
   }
   struct stat st;
   return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+}
+
+void remove_outputs(const char *dir, const char *const *names, size_t n)
+{
+  char path[4200];
+  for (size_t i = 0; i < n; i++)
+    if (names[i] && snprintf(path, sizeof path, "%s/%s", dir, names[i]) < (int)sizeof path) unlink(path);
 }
 
 int parse_real(const char *s, double *out)
@@ -58,6 +66,28 @@ void sweep_input_close(sweep_input *in)
   memset(in, 0, sizeof *in);
 }
 
+/* Every fixed column of the CSV files that carry run attributes
+ * (aggregate.csv, latency.csv, compare.csv) and of the other outputs
+ * (per_query.csv, worst.csv, gates.csv, summary.csv): an attribute of the
+ * same name would give a header with a duplicate column. */
+static const char *const reserved_columns[] = {
+    "run", "query", "measure", "value", "n", "mean_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms",
+    "baseline", "mean", "baseline_mean", "diff", "ci_low", "ci_high", "effect_size", "t", "p_ttest", "p_perm",
+    "p_ttest_adj", "p_perm_adj", "list", "position", "check", "op", "threshold", "pass", "rank", "group", "best",
+    "diff_to_best", "p_adj_vs_best"};
+
+rs_code check_run_attrs(const rs__run *r, rs_error *err)
+{
+  for (size_t a = 0; a < r->n_attrs; a++)
+    for (size_t i = 0; i < sizeof reserved_columns / sizeof *reserved_columns; i++)
+      if (strcmp(r->attrs[a].key, reserved_columns[i]) == 0)
+        return rs__fail(err, RS_FORMAT,
+                        "%s:/runs/%s: attribute '%s' is also the name of an output column, so the CSV files would "
+                        "have two '%s' columns; rename the attribute (h5py: g.attrs['%s_attr'] = g.attrs.pop('%s'))",
+                        r->path, r->name, r->attrs[a].key, r->attrs[a].key, r->attrs[a].key, r->attrs[a].key);
+  return RS_OK;
+}
+
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 rs_code sweep_input_open(sweep_input *in, const char *corpus, char **paths, size_t n_paths, rs_error *err)
@@ -82,7 +112,10 @@ rs_code sweep_input_open(sweep_input *in, const char *corpus, char **paths, size
         return rs__fail(err, RS_FORMAT, "run '%s' is in both %s and %s; run names must be unique", in->runs[i]->name,
                         in->runs[j]->path, in->runs[i]->path);
   size_t n_all = 0;
-  for (size_t i = 0; i < in->n_runs; i++) n_all += in->runs[i]->n_attrs;
+  for (size_t i = 0; i < in->n_runs; i++) {
+    if ((rc = check_run_attrs(in->runs[i], err))) return rc;
+    n_all += in->runs[i]->n_attrs;
+  }
   if (!(in->keys = calloc(n_all ? n_all : 1, sizeof *in->keys))) return rs__fail(err, RS_NOMEM, "out of memory");
   for (size_t i = 0; i < in->n_runs; i++)
     for (size_t a = 0; a < in->runs[i]->n_attrs; a++) in->keys[in->n_keys++] = in->runs[i]->attrs[a].key;

@@ -25,6 +25,10 @@ typedef struct sweep_input {
  * run names must be unique across them. */
 rs_code sweep_input_open(sweep_input *in, const char *corpus, char **run_paths, size_t n_paths, rs_error *err);
 void sweep_input_close(sweep_input *in);
+/* RS_FORMAT when one of r's attributes has the name of a fixed output
+ * column (run, measure, value, n, mean_ms, ...), naming the file, the run,
+ * the attribute and how to rename it.  sweep_input_open checks every run. */
+rs_code check_run_attrs(const rs__run *r, rs_error *err);
 /* Scores with the TREC qrels file at path (eval/compare --qrels) in place of
  * the corpus's /qrels: ids are matched to the corpus, an unknown one is an
  * error naming the file, line and id. */
@@ -44,6 +48,12 @@ rs_code write_aggregate(rs__csv *w, const sweep_input *in, const char *const *ru
                         const char *const *measures, size_t n_measures, const rs__run_result *res, int with_counts,
                         rs_error *err);
 
+/* Removes dir/names[i] for each non-NULL name, ignoring files that are not
+ * there.  eval and compare call it once their new files are in place, on
+ * the files of their output set that this run does not write, so a re-run
+ * never leaves an older run's per_query.csv or gates.csv beside the new
+ * aggregate.csv. */
+void remove_outputs(const char *dir, const char *const *names, size_t n);
 /* mkdir -p. */
 int mkdir_p(const char *dir);
 /* A finite decimal number (whole string); 1 on success. */

@@ -3,6 +3,7 @@
 #include "formats/csvio.h"
 
 #include "formats/numparse.h"
+#include "util/tmpfiles.h"
 
 #include <csv.h>
 #include <errno.h>
@@ -17,6 +18,7 @@ struct rs__csv {
   char *path, *tmp;
   int n_fields; /* in the current row */
   int stream;   /* f is borrowed (rs__csv_open_stream): never closed or renamed */
+  int tmp_h;    /* rs__tmp_register handle: the temporary file goes on SIGINT/SIGTERM */
 };
 
 rs_code rs__csv_create(const char *dir, const char *name, rs__csv **out, rs_error *err)
@@ -30,7 +32,11 @@ rs_code rs__csv_create(const char *dir, const char *name, rs__csv **out, rs_erro
   }
   snprintf(w->path, len, "%s/%s", dir, name);
   snprintf(w->tmp, len, "%s/.%s.tmp.%ld", dir, name, (long)getpid());
+  /* A killed earlier run's leftovers go first: they are never finished files. */
+  rs__tmp_sweep_stale(dir);
+  w->tmp_h = rs__tmp_register(w->tmp);
   if (!(w->f = fopen(w->tmp, "w"))) {
+    rs__tmp_forget(w->tmp_h);
     rs_code rc = rs__fail(err, RS_IO, "%s: cannot create: %s", w->tmp, strerror(errno));
     free(w->path);
     free(w->tmp);
@@ -51,6 +57,7 @@ rs_code rs__csv_open_stream(FILE *f, const char *name, rs__csv **out, rs_error *
   }
   w->f = f;
   w->stream = 1;
+  w->tmp_h = -1;
   *out = w;
   return RS_OK;
 }
@@ -97,6 +104,7 @@ const char *rs__csv_path(const rs__csv *w) { return w->path; }
 
 static void free_csv(rs__csv *w)
 {
+  rs__tmp_forget(w->tmp_h);
   free(w->path);
   free(w->tmp);
   free(w);

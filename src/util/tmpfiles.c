@@ -1,0 +1,110 @@
+/* tmpfiles.c: the registry of live temporary files and its signal handler. */
+#define _POSIX_C_SOURCE 200809L
+#include "util/tmpfiles.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* A fixed table, so the handler never walks memory that malloc may be
+ * changing: a slot holds a pointer or NULL, and forget clears the slot
+ * before freeing what it pointed to. */
+enum { TMP_SLOTS = 256 };
+static char *volatile slots[TMP_SLOTS];
+static int installed;
+
+static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+static void on_fatal_signal(int sig)
+{
+  const int saved = errno;
+  for (size_t i = 0; i < TMP_SLOTS; i++) {
+    char *p = slots[i];
+    if (p) unlink(p);
+  }
+  /* Die of the same signal, so the parent sees "killed by SIGINT" (a shell
+   * then stops a script) rather than an ordinary exit status. */
+  signal(sig, SIG_DFL);
+  raise(sig);
+  errno = saved;
+}
+
+static void install(void)
+{
+  installed = 1;
+  for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) {
+    struct sigaction old, sa;
+    if (sigaction(fatal_signals[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigfillset(&sa.sa_mask); /* one cleanup at a time */
+    sigaction(fatal_signals[i], &sa, NULL);
+  }
+}
+
+int rs__tmp_register(const char *path)
+{
+  if (!installed) install();
+  for (int i = 0; i < TMP_SLOTS; i++) {
+    if (slots[i]) continue;
+    char *copy = strdup(path);
+    if (!copy) return -1;
+    slots[i] = copy;
+    return i;
+  }
+  return -1;
+}
+
+void rs__tmp_forget(int h)
+{
+  if (h < 0 || h >= TMP_SLOTS) return;
+  char *p = slots[h];
+  slots[h] = NULL;
+  free(p);
+}
+
+/* ".NAME.tmp.PID" with a non-empty NAME and an all-digit PID: the pid, else 0. */
+static pid_t temp_pid(const char *name)
+{
+  if (name[0] != '.') return 0;
+  const char *t = strstr(name + 1, ".tmp.");
+  if (!t || t == name + 1) return 0;
+  for (const char *n; (n = strstr(t + 1, ".tmp.")) != NULL;) t = n; /* the last one: NAME may hold ".tmp." */
+  const char *d = t + 5;
+  if (!*d || strlen(d) > 9) return 0;
+  long pid = 0;
+  for (; *d; d++) {
+    if (*d < '0' || *d > '9') return 0;
+    pid = pid * 10 + (*d - '0');
+  }
+  return (pid_t)pid;
+}
+
+size_t rs__tmp_sweep_stale(const char *dir)
+{
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  size_t removed = 0;
+  const pid_t self = getpid();
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    const pid_t pid = temp_pid(e->d_name);
+    if (pid <= 0 || pid == self) continue;
+    /* EPERM means the process exists (another user's): keep its file. */
+    if (kill(pid, 0) == 0 || errno != ESRCH) continue;
+    size_t len = strlen(dir) + strlen(e->d_name) + 2;
+    char *p = malloc(len);
+    if (!p) break;
+    memcpy(p, dir, strlen(dir));
+    p[strlen(dir)] = '/';
+    memcpy(p + strlen(dir) + 1, e->d_name, strlen(e->d_name) + 1);
+    if (unlink(p) == 0) removed++;
+    free(p);
+  }
+  closedir(d);
+  return removed;
+}

@@ -1,0 +1,29 @@
+/* tmpfiles.h: temporary output files that never outlive the process
+ * (internal).
+ *
+ * Outputs are written as DIR/.NAME.tmp.PID and renamed into place once
+ * complete.  A temporary path registered here is unlinked if SIGINT, SIGTERM
+ * or SIGHUP ends the process before it is forgotten; a file left by SIGKILL
+ * (which nothing can catch) is removed by the next rs__tmp_sweep_stale of its
+ * folder.  Registration is for the main thread (outputs are created and
+ * committed there); the handler only uses async-signal-safe calls. */
+#ifndef RAGSWEEP_TMPFILES_H
+#define RAGSWEEP_TMPFILES_H
+
+#include "internal.h"
+
+/* Registers path (copied) for removal on a fatal signal and, on the first
+ * call, installs the handler for the signals whose disposition is still the
+ * default (an ignored SIGHUP under nohup stays ignored, a host's own handler
+ * stays in place).  Returns a handle for rs__tmp_forget, or -1 when every
+ * slot is taken or memory is short (the file is then only not protected). */
+int rs__tmp_register(const char *path);
+/* Stops protecting the path of handle h (after a rename or unlink); accepts -1. */
+void rs__tmp_forget(int h);
+/* Removes dir's stale temporary files: names ".NAME.tmp.PID" whose PID is
+ * not a live process (kill(PID, 0) fails with ESRCH) and not this one.
+ * Returns how many were removed; errors (an unreadable folder) are ignored,
+ * since a leftover is untidy but never wrong. */
+size_t rs__tmp_sweep_stale(const char *dir);
+
+#endif
