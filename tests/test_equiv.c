@@ -75,6 +75,7 @@ static entry *load(const char *out, size_t *n)
     char *save = NULL;
     strtok_r(text, "\n", &save); /* header */
     for (char *line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+      if (f) *strrchr(line, ',') = '\0'; /* aggregate.csv ends with the query policy */
       char *v = strrchr(line, ',');
       *v++ = '\0';
       char *m = strrchr(line, ',');

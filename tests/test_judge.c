@@ -338,7 +338,7 @@ Test(judge, sweep_kill_resume_and_cache_only, .timeout = 240)
   cr_assert_eq(e.status, 0, "%s", e.err);
   char *agg = get_file(out_a, "aggregate.csv");
   cr_expect(strstr(agg, ",AnswerPresence@10,") != NULL, "%s", agg);
-  cr_expect(strstr(agg, "hybrid,hybrid,num_q,200\n") != NULL, "all 200 queries judged by the LLM: %s", agg);
+  cr_expect(strstr(agg, "hybrid,hybrid,num_q,200,ranked\n") != NULL, "all 200 queries judged by the LLM: %s", agg);
   free(agg);
   th_free(&e);
   free(qrels_a), free(qrels_b), free(qrels_c);

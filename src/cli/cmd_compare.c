@@ -399,6 +399,7 @@ int rs_cli_compare(int argc, char **argv)
   const size_t n_gates = so.n_gates;
   const long n_worst = so.n_worst, threads = so.threads;
   scfg.all_queries = so.all_queries;
+  const char *const policy = pq_path ? POLICY_VALUES : so.all_queries ? POLICY_ALL : POLICY_COMMON;
   scfg.ties_stored = so.ties_stored;
   const char *usage_msg = NULL;
   if (!out_dir || (pq_path ? optind != argc : optind >= argc))
@@ -585,7 +586,7 @@ int rs_cli_compare(int argc, char **argv)
   for (size_t i = 0; inp && i < in.n_keys; i++) rs__csv_str(cmp_csv, in.keys[i]);
   static const char *const cmp_hdr[] = {"baseline", "measure", "n", "mean", "baseline_mean", "diff", "ci_low",
                                         "ci_high", "effect_size", "t", "p_ttest", "p_perm", "p_ttest_adj",
-                                        "p_perm_adj"};
+                                        "p_perm_adj", "queries"};
   for (size_t i = 0; i < sizeof cmp_hdr / sizeof *cmp_hdr; i++) rs__csv_str(cmp_csv, cmp_hdr[i]);
   if ((rc = rs__csv_end_row(cmp_csv, &err))) goto fail;
   for (size_t k = 0; k < n_meas; k++)
@@ -598,17 +599,22 @@ int rs_cli_compare(int argc, char **argv)
       const double v[] = {q->mean, q->base_mean, q->diff, q->ci_low, q->ci_high, q->effect,
                           q->t, q->p_ttest, q->p_perm, q->p_ttest_adj, q->p_perm_adj};
       for (size_t j = 0; j < sizeof v / sizeof *v; j++) csv_num_or_empty(cmp_csv, v[j]);
+      rs__csv_str(cmp_csv, policy);
       if ((rc = rs__csv_end_row(cmp_csv, &err))) goto fail;
     }
   if ((rc = rs__csv_create(out_dir, "summary.csv", &sum_csv, &err))) goto fail;
   static const char *const sum_hdr[] = {"measure", "run", "mean", "rank", "group", "best", "diff_to_best",
-                                        "p_adj_vs_best"};
+                                        "p_adj_vs_best", "queries"};
   for (size_t i = 0; i < sizeof sum_hdr / sizeof *sum_hdr; i++) rs__csv_str(sum_csv, sum_hdr[i]);
   if ((rc = rs__csv_end_row(sum_csv, &err))) goto fail;
   printf("%zu runs; %s; %s test, %s correction, alpha %g; %ld permutations, %ld bootstrap replicates, seed %llu\n",
          n_runs, all_pairs ? "all pairs" : "baseline", test == TEST_PERM ? "randomization" : "paired t",
          rs__adjust_name(ccfg.adjust), alpha, n_perm, n_boot, seed);
   if (!all_pairs) printf("baseline: %s\n", x.runs[base]);
+  printf("queries: %s (%s)\n", policy,
+         pq_path          ? "the queries with a value for every run in the per_query.csv"
+         : so.all_queries ? "every judged query; a query a run does not rank scores 0"
+                          : "the judged queries every run ranks");
   size_t *order = calloc(n_runs, sizeof *order);
   if (!order) goto nomem;
   for (size_t k = 0; k < n_meas; k++) {
@@ -641,6 +647,7 @@ int rs_cli_compare(int argc, char **argv)
       rs__csv_num(sum_csv, is_best ? 0.0 : vb->diff);
       if (is_best) rs__csv_str(sum_csv, "");
       else csv_num_or_empty(sum_csv, p_adj(vb, test));
+      rs__csv_str(sum_csv, policy);
       rc = rs__csv_end_row(sum_csv, &err);
     }
     if (!n_tied) printf("  every other run is significantly worse\n");
@@ -656,7 +663,7 @@ int rs_cli_compare(int argc, char **argv)
   if (rc) goto fail;
   if ((rc = rs__csv_create(out_dir, "aggregate.csv", &agg, &err)) ||
       (rc = write_aggregate(agg, inp, run_names, n_runs, (const char *const *)x.measures, n_meas, res, !pq_path,
-                            &err)))
+                            policy, &err)))
     goto fail;
   char paths[3][4096];
   snprintf(paths[0], sizeof paths[0], "%s", rs__csv_path(cmp_csv));

@@ -242,6 +242,7 @@ int rs_cli_eval(int argc, char **argv)
   const size_t n_gates = so.n_gates;
   const long n_worst = so.n_worst, threads = so.threads;
   cfg.all_queries = so.all_queries;
+  const char *const policy = so.all_queries ? POLICY_ALL : POLICY_RANKED;
   cfg.ties_stored = so.ties_stored;
 
   sweep_input in = {0};
@@ -319,7 +320,7 @@ int rs_cli_eval(int argc, char **argv)
   for (size_t r = 0; r < in.n_runs; r++) run_names[r] = in.runs[r]->name;
   for (size_t k = 0; k < spec->n_out; k++) measure_names[k] = spec->req[k].name;
   if ((rc = rs__csv_create(out_dir, "aggregate.csv", &agg, &err)) ||
-      (rc = write_aggregate(agg, &in, run_names, in.n_runs, measure_names, spec->n_out, res, 1, &err)) ||
+      (rc = write_aggregate(agg, &in, run_names, in.n_runs, measure_names, spec->n_out, res, 1, policy, &err)) ||
       (rc = rs__csv_create(out_dir, "latency.csv", &lat, &err)) || (rc = write_latency(lat, &in, res, &err)))
     goto fail;
   /* All written: only now do the files take their final names. */
@@ -350,7 +351,10 @@ int rs_cli_eval(int argc, char **argv)
             t_corpus - t_start, t_runs - t_corpus, t_sweep - t_runs, tm.setup, tm.score, tm.read, tm.combine,
             tm.batches, t_end - t_write, t_end - t_start);
   print_leaderboard(&in, spec, res, (size_t)top);
-  printf("%swrote %s\n      %s\n", top ? "\n" : "", agg_path, lat_path);
+  printf("%squeries: %s (%s)\n", top ? "\n" : "", policy,
+         so.all_queries ? "every judged query; a query a run does not rank scores 0"
+                        : "the judged queries each run ranks, as trec_eval");
+  printf("wrote %s\n      %s\n", agg_path, lat_path);
   if (*pq_path) printf("      %s\n", pq_path);
   if (n_worst) printf("      %s/worst.csv\n", out_dir);
   exit_code = RS_EXIT_OK;

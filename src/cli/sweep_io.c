@@ -74,7 +74,7 @@ static const char *const reserved_columns[] = {
     "run", "query", "measure", "value", "n", "mean_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms",
     "baseline", "mean", "baseline_mean", "diff", "ci_low", "ci_high", "effect_size", "t", "p_ttest", "p_perm",
     "p_ttest_adj", "p_perm_adj", "list", "position", "check", "op", "threshold", "pass", "rank", "group", "best",
-    "diff_to_best", "p_adj_vs_best"};
+    "diff_to_best", "p_adj_vs_best", "queries"};
 
 rs_code check_run_attrs(const rs__run *r, rs_error *err)
 {
@@ -168,7 +168,7 @@ void csv_run_columns(rs__csv *w, const sweep_input *in, size_t run)
 
 rs_code write_aggregate(rs__csv *w, const sweep_input *in, const char *const *run_names, size_t n_runs,
                         const char *const *measures, size_t n_measures, const rs__run_result *res, int with_counts,
-                        rs_error *err)
+                        const char *policy, rs_error *err)
 {
   static const char *const counts[] = {"num_q", "num_q_no_rel_ret", "num_q_perfect_P@1"};
   const size_t n_counts = with_counts ? 3 : 1, n_keys = in ? in->n_keys : 0;
@@ -177,6 +177,7 @@ rs_code write_aggregate(rs__csv *w, const sweep_input *in, const char *const *ru
   for (size_t k = 0; k < n_keys; k++) rs__csv_str(w, in->keys[k]);
   rs__csv_str(w, "measure");
   rs__csv_str(w, "value");
+  rs__csv_str(w, "queries");
   if ((rc = rs__csv_end_row(w, err))) return rc;
   for (size_t r = 0; r < n_runs; r++) {
     for (size_t k = 0; k < n_measures + n_counts; k++) {
@@ -190,6 +191,7 @@ rs_code write_aggregate(rs__csv *w, const sweep_input *in, const char *const *ru
         rs__csv_str(w, counts[k - n_measures]);
         rs__csv_uint(w, v[k - n_measures]);
       }
+      rs__csv_str(w, policy);
       if ((rc = rs__csv_end_row(w, err))) return rc;
     }
   }

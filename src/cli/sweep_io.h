@@ -41,12 +41,23 @@ size_t sweep_input_find(const sweep_input *in, const char *name);
 /* The run's name and its attribute columns (empty where it has none). */
 void csv_run_columns(rs__csv *w, const sweep_input *in, size_t run);
 
-/* aggregate.csv: run, attributes, measure, value; one row per run and
- * visible measure, then the num_q counts (all three when with_counts, else
- * num_q only).  in may be NULL (no attributes): names[r] then names the runs. */
+/* The query policy of a result, for the "queries" column of aggregate.csv,
+ * compare.csv and summary.csv and the printed summary: eval and compare
+ * default to different sets (trec_eval's, and the same set for every run
+ * that paired tests need), so every aggregate says which it is. */
+#define POLICY_RANKED "ranked" /* the judged queries the run ranks (eval's default, trec_eval's) */
+#define POLICY_ALL "all"       /* every judged query; one the run does not rank scores 0 (trec_eval -c) */
+#define POLICY_COMMON "common" /* the judged queries every compared run ranks (compare --queries=judged) */
+#define POLICY_VALUES "values" /* the queries with a value for every run in the per_query.csv read */
+
+/* aggregate.csv: run, attributes, measure, value, queries (the policy);
+ * one row per run and visible measure, then the num_q counts (all three
+ * when with_counts, else num_q only).  in may be NULL (no attributes):
+ * names[r] then names the runs.  The policy column comes last so that
+ * readers keyed on run..measure (ragsweep table) read the file as before. */
 rs_code write_aggregate(rs__csv *w, const sweep_input *in, const char *const *run_names, size_t n_runs,
                         const char *const *measures, size_t n_measures, const rs__run_result *res, int with_counts,
-                        rs_error *err);
+                        const char *policy, rs_error *err);
 
 /* Removes dir/names[i] for each non-NULL name, ignoring files that are not
  * there.  eval and compare call it once their new files are in place, on
