@@ -466,9 +466,9 @@ int rs_cli_compare(int argc, char **argv)
       }
     }
   } else {
+    inp = &in; /* set first: a partly opened input is closed on the way out too */
     if ((rc = sweep_input_open(&in, argv[optind], argv + optind + 1, (size_t)(argc - optind - 1), &err))) goto fail;
     if (so.qrels_path && (rc = sweep_input_use_qrels(&in, so.qrels_path, &err))) goto fail;
-    inp = &in;
     const size_t max_k = sweep_input_max_k(&in);
     if ((rc = gate_spec(measures, n_measures, gates, n_gates, max_k ? max_k : 1000, &spec, &err))) goto fail;
     n_meas = spec->n_out;
