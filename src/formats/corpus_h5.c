@@ -20,6 +20,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -655,15 +656,22 @@ typedef struct {
   const char *skip;      /* a dataset not to read (read later, probed then) */
   const char *only;      /* if set: read this dataset only */
   uint64_t fsize;
+  volatile uint64_t progress; /* bumped by the child at every step, watched by the parent */
 } probe_state;
+
+/* A child that makes no step for this long is stuck in libhdf5 (some
+ * corrupt heaps make it loop forever); one step is one attribute or one
+ * block of PROBE_BLOCK strings, milliseconds each. */
+#define PROBE_STALL_SECONDS 10.0
 
 static void probe_mark(probe_state *ps, const char *obj, const char *attr)
 {
   snprintf(ps->what, sizeof ps->what, "%s%s%s", obj, attr ? " attribute " : "", attr ? attr : "");
+  ps->progress++;
 }
 
 /* Reads a 1-D string dataset (or attribute) in blocks, as read_strings does. */
-static void probe_strings(hid_t d, uint64_t fsize)
+static void probe_strings(hid_t d, uint64_t fsize, probe_state *ps)
 {
   hid_t ft = H5Dget_type(d), fs = H5Dget_space(d), mt = -1, ms = -1;
   hsize_t dims[2] = {0, 0};
@@ -687,6 +695,7 @@ static void probe_strings(hid_t d, uint64_t fsize)
         H5Sselect_hyperslab(fs, H5S_SELECT_SET, &r0, NULL, &n, NULL) < 0 ||
         H5Dread(d, mt, ms, fs, H5P_DEFAULT, buf) < 0)
       break;
+    ((probe_state *)ps)->progress++;
     if (vlen) {
       for (hsize_t i = 0; i < n; i++) {
         const char *p = ((char **)buf)[i];
@@ -769,7 +778,7 @@ static void probe_object(hid_t loc, const char *name, probe_state *ps)
     s = H5Dget_space(o);
     pl = H5Dget_create_plist(o);
     const int want = ps->only ? strcmp(name, ps->only) == 0 : !(ps->skip && strcmp(name, ps->skip) == 0);
-    if (t >= 0 && H5Tget_class(t) == H5T_STRING && want) probe_strings(o, ps->fsize);
+    if (t >= 0 && H5Tget_class(t) == H5T_STRING && want) probe_strings(o, ps->fsize, ps);
   }
   close_id(pl);
   close_id(s);
@@ -819,20 +828,57 @@ static rs_code probe_file(const char *path, const char *only, const char *skip, 
   ps->only = only;
   ps->skip = skip;
   rs_code rc = RS_OK;
-  const pid_t pid = fork();
-  if (pid < 0) {
+  /* The child holds the write end of a pipe: its end (exit or signal)
+   * wakes the parent's poll at once, and the poll's timeout watches for a
+   * stall. */
+  int fds[2];
+  if (pipe(fds) < 0) {
     rc = rs__fail(err, RS_IO, "%s: cannot start the process that checks the file: %s", path, strerror(errno));
     goto done;
   }
-  if (pid == 0) probe_child(path, ps);
-  int status = 0;
+  const pid_t pid = fork();
+  if (pid < 0) {
+    rc = rs__fail(err, RS_IO, "%s: cannot start the process that checks the file: %s", path, strerror(errno));
+    close(fds[0]);
+    close(fds[1]);
+    goto done;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    probe_child(path, ps);
+  }
+  close(fds[1]);
+  int status = 0, stalled = 0;
+  uint64_t seen = 0;
+  int quiet_ms = 0;
+  for (;;) {
+    struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
+    const int pr = poll(&pfd, 1, 250);
+    if (pr > 0) break; /* EOF: the child is gone */
+    if (pr < 0 && errno != EINTR) break;
+    const uint64_t now = ps->progress;
+    quiet_ms = now == seen ? quiet_ms + 250 : 0;
+    seen = now;
+    if (quiet_ms > (int)(PROBE_STALL_SECONDS * 1000)) {
+      stalled = 1;
+      kill(pid, SIGKILL);
+      break;
+    }
+  }
+  close(fds[0]);
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
       rc = rs__fail(err, RS_IO, "%s: lost the process that checks the file: %s", path, strerror(errno));
       goto done;
     }
   }
-  if (WIFSIGNALED(status)) {
+  if (stalled) {
+    ps->what[PROBE_WHAT - 1] = '\0';
+    rc = rs__fail(err, RS_FORMAT,
+                  "%s: libhdf5 hung decoding %s (no progress for %.0f s): the file is corrupt; write it again "
+                  "(ragsweep import) or restore it",
+                  path, ps->what[0] ? ps->what : "the file", PROBE_STALL_SECONDS);
+  } else if (WIFSIGNALED(status)) {
     ps->what[PROBE_WHAT - 1] = '\0';
     rc = rs__fail(err, RS_FORMAT,
                   "%s: libhdf5 crashed decoding %s (signal %d): the file is corrupt; write it again "
@@ -850,7 +896,11 @@ static rs_code open_file(const char *path, rs__h5file **out, rs_error *err)
   FILE *probe = fopen(path, "rb");
   if (!probe) return rs__fail(err, RS_IO, "%s: cannot open: %s", path, strerror(errno));
   fclose(probe);
-  if (H5Fis_hdf5(path) <= 0) return rs__fail(err, RS_FORMAT, "%s: expected an HDF5 file, found something else", path);
+  if (H5Fis_hdf5(path) <= 0)
+    return rs__fail(err, RS_FORMAT,
+                    "%s: expected an HDF5 corpus, found something else; for TREC files run "
+                    "'ragsweep import -o corpus.h5 --qrels qrels.txt run.txt' (or eval --qrels ...)",
+                    path);
   /* /docs/text (maybe gigabytes) is probed when it is read. */
   rs_code prc = probe_file(path, NULL, "/docs/text", err);
   if (prc) return prc;
@@ -931,8 +981,10 @@ static rs_code read_root_attrs(rs__h5file *f, rs_error *err)
     goto done;
   }
   if (!ver || ver->kind != RS_ATTR_INT || ver->num != RS_CORPUS_VERSION) {
-    rc = rs__fail(err, RS_FORMAT, "%s: root attribute 'version': expected the integer %d, found %s", f->path,
-                  RS_CORPUS_VERSION, ver ? ver->text : "none");
+    const int str = ver && ver->kind == RS_ATTR_STRING;
+    rc = rs__fail(err, RS_FORMAT, "%s: root attribute 'version': expected the integer %d, found %s%s%s%s", f->path,
+                  RS_CORPUS_VERSION, str ? "the string \"" : "", ver ? ver->text : "none", str ? "\"" : "",
+                  ver && ver->kind == RS_ATTR_FLOAT ? " (a float)" : "");
     goto done;
   }
 done:
