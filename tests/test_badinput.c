@@ -212,3 +212,42 @@ Test(badinput, trec_eval_help)
   cr_expect(strstr(r.out, "usage: ragsweep trec_eval [options] QRELS RUN"), "stdout: %s", r.out);
   th_free(&r);
 }
+
+/* import onto a full disk: the reason, exit 2, no file and no temporary
+ * file left, and no crash in HDF5's shutdown.  Needs root for a 64 KiB
+ * tmpfs; skipped otherwise. */
+Test(badinput, import_full_disk, .timeout = 60)
+{
+  char dir[] = "/tmp/rs_fulldisk_XXXXXX", cmd[256];
+  cr_assert(mkdtemp(dir));
+  snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=64k tmpfs '%s' 2>/dev/null", dir);
+  if (geteuid() != 0 || system(cmd) != 0) {
+    rmdir(dir);
+    cr_skip_test("cannot mount a small tmpfs (not root)");
+  }
+  /* 200 queries x 100 docs: about 1 MB of corpus, far beyond 64 KiB */
+  char *q = NULL, *run = NULL;
+  size_t ql = 0, rl = 0;
+  FILE *fq = open_memstream(&q, &ql), *fr = open_memstream(&run, &rl);
+  for (int i = 1; i <= 200; i++) {
+    fprintf(fq, "%d 0 d%d_1 1\n", i, i);
+    for (int r = 1; r <= 100; r++) fprintf(fr, "%d Q0 d%d_%d %d %d.5 big\n", i, i, r, r, 1000 - r);
+  }
+  fclose(fq);
+  fclose(fr);
+  const char *qp = th_write_temp(3, "big_q.txt", q), *rp = th_write_temp(4, "big_r.txt", run);
+  char out[300];
+  snprintf(out, sizeof out, "%s/c.h5", dir);
+  char *argv[] = {(char *)th_bin(), "import", "-o", out, "--qrels", (char *)qp, (char *)rp, NULL};
+  th_result r = th_run(NULL, argv, NULL, NULL);
+  cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+  cr_expect(strstr(r.err, "No space left on device"), "stderr: %s", r.err);
+  cr_expect(!strstr(r.err, ".tmp"), "a temporary name is quoted: %s", r.err);
+  cr_expect(nothing_left(dir), "files left on the full disk");
+  th_free(&r);
+  free(q);
+  free(run);
+  snprintf(cmd, sizeof cmd, "umount '%s'", dir);
+  cr_expect_eq(system(cmd), 0);
+  rmdir(dir);
+}

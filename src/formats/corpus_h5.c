@@ -45,9 +45,36 @@ static void h5_quiet(void)
 {
   static int done;
   if (!done) {
+    /* No library shutdown at exit: after a failed write (a full disk) it
+     * would flush the file again and segfault in H5F__close_cb.  Every file
+     * is closed explicitly; the operating system releases the rest. */
+    H5dont_atexit();
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     done = 1;
   }
+}
+
+static herr_t find_errno(unsigned n, const H5E_error2_t *e, void *ven)
+{
+  (void)n;
+  int *en = ven;
+  const char *p = e->desc ? strstr(e->desc, "errno = ") : NULL;
+  if (p && !*en) *en = atoi(p + 8);
+  return 0;
+}
+
+/* ": <the system's reason>" for HDF5's last failure, or "": HDF5 writes
+ * "errno = N" into the description of a failed system call (e.g. 28, No
+ * space left on device).  Only N is taken: the description also names the
+ * temporary file, which messages never show. */
+static const char *h5_reason(void)
+{
+  static char buf[160];
+  int en = 0;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_errno, &en);
+  if (en <= 0) return "";
+  snprintf(buf, sizeof buf, ": %s", strerror(en));
+  return buf;
 }
 
 static void close_id(hid_t id)
@@ -1511,7 +1538,7 @@ rs_code rs__h5w_create(const char *path, int corpus, rs__h5w **out, rs_error *er
   w->fid = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   H5Pclose(fapl);
   if (w->fid < 0) {
-    rs_code rc = rs__fail(err, RS_IO, "%s: cannot create (as %s)", path, w->tmp);
+    rs_code rc = rs__fail(err, RS_IO, "%s: cannot create%s", path, h5_reason());
     H5Pclose(w->lcpl);
     free(w->tmp);
     free(w->path);
@@ -1544,10 +1571,10 @@ rs_code rs__h5w_commit(rs__h5w *w, rs_error *err)
 {
   rs_code rc = RS_OK;
   if (H5Fclose(w->fid) < 0) {
-    rc = rs__fail(err, RS_IO, "%s: cannot finish writing", w->tmp);
+    rc = rs__fail(err, RS_IO, "%s: cannot finish writing%s", w->path, h5_reason());
     unlink(w->tmp);
   } else if (rename(w->tmp, w->path) != 0) {
-    rc = rs__fail(err, RS_IO, "%s: cannot rename %s into place: %s", w->path, w->tmp, strerror(errno));
+    rc = rs__fail(err, RS_IO, "%s: cannot move the written file into place: %s", w->path, strerror(errno));
     unlink(w->tmp);
   }
   free_writer(w);
@@ -1585,7 +1612,7 @@ rs_code rs__h5w_strings(rs__h5w *w, const char *dset, const char *const *s, size
   }
   if ((d = H5Dcreate2(w->fid, dset, t, sp, w->lcpl, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
       (n && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0))
-    rc = rs__fail(err, RS_IO, "%s:%s: cannot write", w->path, dset);
+    rc = rs__fail(err, RS_IO, "%s:%s: cannot write%s", w->path, dset, h5_reason());
 done:
   free(buf);
   close_id(d);
@@ -1602,7 +1629,7 @@ rs_code rs__h5w_array(rs__h5w *w, const char *dset, rs__dtype type, int rank, co
   rs_code rc = RS_OK;
   if ((d = H5Dcreate2(w->fid, dset, file_type(type), sp, w->lcpl, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
       (hd[0] * hd[1] != 0 && H5Dwrite(d, mem_type(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0))
-    rc = rs__fail(err, RS_IO, "%s:%s: cannot write", w->path, dset);
+    rc = rs__fail(err, RS_IO, "%s:%s: cannot write%s", w->path, dset, h5_reason());
   close_id(d);
   close_id(sp);
   return rc;
@@ -1615,7 +1642,7 @@ rs_code rs__h5w_rows_begin(rs__h5w *w, const char *dset, rs__dtype type, uint64_
   hid_t sp = H5Screate_simple(2, hd, NULL), d = -1;
   rs_code rc = RS_OK;
   if ((d = H5Dcreate2(w->fid, dset, file_type(type), sp, w->lcpl, H5P_DEFAULT, H5P_DEFAULT)) < 0)
-    rc = rs__fail(err, RS_IO, "%s:%s: cannot create", w->path, dset);
+    rc = rs__fail(err, RS_IO, "%s:%s: cannot create%s", w->path, dset, h5_reason());
   close_id(d);
   close_id(sp);
   return rc;
@@ -1630,8 +1657,8 @@ rs_code rs__h5w_rows(rs__h5w *w, const char *dset, rs__dtype type, uint64_t row0
   rs_code rc = RS_OK;
   if (d < 0 || (fs = H5Dget_space(d)) < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
       (ms = H5Screate_simple(2, count, NULL)) < 0 || H5Dwrite(d, mem_type(type), ms, fs, H5P_DEFAULT, data) < 0)
-    rc = rs__fail(err, RS_IO, "%s:%s: cannot write rows %" PRIu64 "..%" PRIu64, w->path, dset, row0,
-                  row0 + n_rows - 1);
+    rc = rs__fail(err, RS_IO, "%s:%s: cannot write rows %" PRIu64 "..%" PRIu64 "%s", w->path, dset, row0,
+                  row0 + n_rows - 1, h5_reason());
   close_id(ms);
   close_id(fs);
   close_id(d);
@@ -1647,7 +1674,7 @@ rs_code rs__h5w_attr(rs__h5w *w, const char *group, const rs__attr *a, rs_error 
     g = H5Gopen2(w->fid, group, H5P_DEFAULT);
   else
     g = H5Gcreate2(w->fid, group, w->lcpl, H5P_DEFAULT, H5P_DEFAULT);
-  if (g < 0) { rc = rs__fail(err, RS_IO, "%s:%s: cannot create the group", w->path, group); goto done; }
+  if (g < 0) { rc = rs__fail(err, RS_IO, "%s:%s: cannot create the group%s", w->path, group, h5_reason()); goto done; }
   herr_t st;
   if (a->kind == RS_ATTR_STRING) {
     t = H5Tcopy(H5T_C_S1);
@@ -1663,7 +1690,7 @@ rs_code rs__h5w_attr(rs__h5w *w, const char *group, const rs__attr *a, rs_error 
     at = H5Acreate2(g, a->key, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
     st = at < 0 ? -1 : H5Awrite(at, H5T_NATIVE_DOUBLE, &a->num);
   }
-  if (st < 0) rc = rs__fail(err, RS_IO, "%s:%s: cannot write attribute '%s'", w->path, group, a->key);
+  if (st < 0) rc = rs__fail(err, RS_IO, "%s:%s: cannot write attribute '%s'%s", w->path, group, a->key, h5_reason());
 done:
   close_id(at);
   close_id(t);
