@@ -89,6 +89,8 @@ static const bad_case cases[] = {
   /* JSON */
   {"JSON cut short", "e.json", "{\"queries\": [", 0, 0, 0, "import -o %T/o.h5 --json %T/e.json", 2, "e.json:1:14: not valid JSON", "o.h5"},
   {"JSON queries not an array", "e.json", "{\"queries\": 5}", 0, 0, 0, "import -o %T/o.h5 --json %T/e.json", 2, "\"queries\": expected an array of query objects, found number 5", "o.h5"},
+  {"JSON id with a space, with a run", "e.json", "{\"queries\": [{\"id\": \"q1\", \"query\": \"x\", \"relevant_doc_ids\": [\"d1\"]}, {\"id\": \"a b\", \"query\": \"y\", \"relevant_doc_ids\": [\"d1\"]}]}",
+   "r.txt", RUN, 0, "import -o %T/o.h5 --json %T/e.json %T/r.txt", 2, "query \"a b\": an id with whitespace cannot be matched against a TREC run", "o.h5"},
   {"JSON empty file", "e.json", "", 0, 0, 0, "import -o %T/o.h5 --json %T/e.json", 2, "e.json", "o.h5"},
   /* CSV */
   {"aggregate.csv without value", "a.csv", "run,measure\nr,P@10\n", 0, 0, 0, "table %T/a.csv", 2, "a.csv:1: expected a header run,<attributes...>,measure,value", 0},
