@@ -35,7 +35,7 @@ typedef struct {
 
 static const bad_case cases[] = {
   /* HDF5 that crashes libhdf5 in-process */
-  {"crash vlen ids: check", 0, 0, 0, 0, 0, "check %D/crash_queries_id.h5", 2, "libhdf5 crashed decoding /queries/id (signal 11)", 0},
+  {"crash vlen ids: check", 0, 0, 0, 0, 0, "check %D/crash_queries_id.h5", 2, "libhdf5 crashed decoding /queries/id (", 0},
   {"crash vlen ids: eval", 0, 0, 0, 0, 0, "eval %D/crash_queries_id.h5 -o %T/out", 2, "libhdf5 crashed decoding", "out"},
   {"crash vlen ids: export", 0, 0, 0, 0, 0, "export %D/crash_queries_id.h5 -o %T/out", 2, "libhdf5 crashed decoding", "out"},
   {"crash vlen ids: compare", 0, 0, 0, 0, 0, "compare %D/crash_queries_id.h5 -o %T/out", 2, "libhdf5 crashed decoding", 0},

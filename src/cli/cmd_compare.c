@@ -463,6 +463,7 @@ int rs_cli_compare(int argc, char **argv)
       }
     }
   } else {
+    inp = &in; /* closed on failure too: a run file that fails leaves the corpus open */
     if ((rc = sweep_input_open(&in, argv[optind], argv + optind + 1, (size_t)(argc - optind - 1), &err))) goto fail;
     if (so.qrels_path && (rc = sweep_input_use_qrels(&in, so.qrels_path, &err))) goto fail;
     inp = &in;

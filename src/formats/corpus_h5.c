@@ -836,7 +836,7 @@ static void probe_child(const char *path, probe_state *ps)
   h5_quiet();
   probe_mark(ps, "the superblock", NULL);
   hid_t fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (fid < 0) _exit(1);
+  if (fid < 0) _exit(0); /* the parent's own open says why */
   ps->fsize = file_size_of(fid);
   probe_object(fid, "/", ps);
   H5Lvisit(fid, H5_INDEX_NAME, H5_ITER_INC, probe_link, ps);
@@ -905,6 +905,14 @@ static rs_code probe_file(const char *path, const char *only, const char *skip, 
                   "%s: libhdf5 hung decoding %s (no progress for %.0f s): the file is corrupt; write it again "
                   "(ragsweep import) or restore it",
                   path, ps->what[0] ? ps->what : "the file", PROBE_STALL_SECONDS);
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+    /* The child only ever exits 0: another status is a sanitizer (or
+     * libhdf5 itself) stopping it on a fault. */
+    ps->what[PROBE_WHAT - 1] = '\0';
+    rc = rs__fail(err, RS_FORMAT,
+                  "%s: libhdf5 crashed decoding %s (exit status %d): the file is corrupt; write it again "
+                  "(ragsweep import) or restore it",
+                  path, ps->what[0] ? ps->what : "the file", WEXITSTATUS(status));
   } else if (WIFSIGNALED(status)) {
     ps->what[PROBE_WHAT - 1] = '\0';
     rc = rs__fail(err, RS_FORMAT,
