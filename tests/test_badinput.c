@@ -6,7 +6,8 @@
  *
  * crash_queries_id.h5 and crash_root_attr.h5 are `ragsweep import` outputs
  * with one byte changed (offsets 2072 and 2073, in the global heap holding
- * the variable-length strings) that make libhdf5 1.10.8 segfault in-process;
+ * the variable-length strings), crash_run_attr.h5 likewise (offset 14005, in
+ * run r's attribute 'model'); all make libhdf5 1.10.8 segfault in-process;
  * ragsweep probes every HDF5 file in a forked child first. */
 #define _XOPEN_SOURCE 700
 #include <criterion/criterion.h>
@@ -42,6 +43,8 @@ static const bad_case cases[] = {
   {"crash root attr: check", 0, 0, 0, 0, 0, "check %D/crash_root_attr.h5", 2, "libhdf5 crashed decoding / attribute format", 0},
   {"crash root attr: eval", 0, 0, 0, 0, 0, "eval %D/crash_root_attr.h5 -o %T/out", 2, "crash_root_attr.h5: libhdf5 crashed", "out"},
   {"crash root attr: export", 0, 0, 0, 0, 0, "export %D/crash_root_attr.h5 -o %T/out", 2, "libhdf5 crashed", "out"},
+  {"crash run attribute: check", 0, 0, 0, 0, 0, "check %D/crash_run_attr.h5", 2, "libhdf5 crashed decoding /runs/r attribute model", 0},
+  {"crash run attribute: eval", 0, 0, 0, 0, 0, "eval %D/crash_run_attr.h5 -o %T/out", 2, "crashed decoding /runs/r attribute model", "out"},
   {"crash as a run file: eval", 0, 0, 0, 0, 0, "eval %D/good.h5 %D/crash_root_attr.h5 -o %T/out", 2, "crash_root_attr.h5: libhdf5 crashed decoding", "out"},
   {"crash as a run file: compare", 0, 0, 0, 0, 0, "compare %D/good.h5 %D/crash_queries_id.h5 -o %T/out", 2, "crash_queries_id.h5: libhdf5 crashed decoding", 0},
   /* sizes bounded by the file */
