@@ -445,7 +445,8 @@ int rs_cli_compare(int argc, char **argv)
   const double t_start = rs__seconds();
   double t_tests = 0.0;
   if (mkdir_p(out_dir) != 0) {
-    rc = rs__fail(&err, RS_IO, "%s: cannot create the output folder: %s", out_dir, strerror(errno));
+    if (errno == EEXIST || errno == ENOTDIR) rc = rs__fail(&err, RS_IO, "-o %s: is a file, expected a folder", out_dir);
+    else rc = rs__fail(&err, RS_IO, "-o %s: cannot create the output folder: %s", out_dir, strerror(errno));
     goto fail;
   }
   /* 1. Per-query values. */

@@ -279,7 +279,8 @@ int rs_cli_eval(int argc, char **argv)
   sweep_opts_default_measures(&so, defaults, n_defaults);
   if ((rc = gate_spec(so.measures, so.n_measures, gates, n_gates, max_k ? max_k : 1000, &spec, &err))) goto fail;
   if (mkdir_p(out_dir) != 0) {
-    rc = rs__fail(&err, RS_IO, "%s: cannot create the output folder: %s", out_dir, strerror(errno));
+    if (errno == EEXIST || errno == ENOTDIR) rc = rs__fail(&err, RS_IO, "-o %s: is a file, expected a folder", out_dir);
+    else rc = rs__fail(&err, RS_IO, "-o %s: cannot create the output folder: %s", out_dir, strerror(errno));
     goto fail;
   }
   per_query_sink sink = {.in = &in, .spec = spec};

@@ -107,7 +107,19 @@ int rs_cli_import(int argc, char **argv)
     case OPT_QRELS: cfg.qrels_path = optarg; break;
     case OPT_JSON: cfg.json_path = optarg; break;
     case OPT_ATTR: attr_args[n_attr_args++] = optarg; break;
-    case OPT_THREADS: cfg.threads = atoi(optarg); break;
+    case OPT_THREADS: {
+      /* The cap of every other command's --threads (1..4096). */
+      char *end = NULL;
+      errno = 0;
+      const long v = strtol(optarg, &end, 10);
+      if (errno || end == optarg || *end || v < 1 || v > 4096) {
+        fprintf(stderr, "ragsweep import: --threads: expected an integer from 1 to 4096, found '%s' "
+                        "(see 'ragsweep import --help')\n", optarg);
+        goto done;
+      }
+      cfg.threads = (int)v;
+      break;
+    }
     case OPT_DOCS: cfg.docs_path = optarg; break;
     case OPT_QUERIES: cfg.queries_path = optarg; break;
     case 'h': help(stdout); free(attr_args); return RS_EXIT_OK;

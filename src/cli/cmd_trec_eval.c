@@ -68,6 +68,10 @@ int rs_cli_trec_eval(int argc, char **argv, const char *prog)
   int kept = 1;
   for (int i = 1; i < argc; i++) {
     const char *val = NULL;
+    if (strcmp(argv[i], "--help") == 0) { /* trec_eval has -h only; --help is what users try first */
+      help(stdout, prog);
+      goto out;
+    }
     if (strncmp(argv[i], "--threads=", 10) == 0) val = argv[i] + 10;
     else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) val = argv[++i];
     else if (strcmp(argv[i], "--") == 0) {

@@ -1,6 +1,7 @@
 /* main.c: ragsweep's entry point.  Invoked as "trec_eval" (a symlink), it is
  * a drop-in trec_eval; otherwise the first argument names the subcommand. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -34,10 +35,34 @@ static void usage(FILE *f)
           RAGSWEEP_VERSION);
 }
 
+/* OMP_NUM_THREADS is read by the OpenMP runtime, so every command is bound
+ * by it: 99999 threads overflow the stack in GOMP_parallel.  The same cap as
+ * --threads (1..4096) for each entry of its comma-separated list. */
+static int omp_env_ok(const char *prog)
+{
+  const char *v = getenv("OMP_NUM_THREADS");
+  if (!v) return 1;
+  const char *p = v;
+  for (;;) {
+    long n = 0;
+    int digits = 0;
+    while (*p == ' ') p++;
+    while (*p >= '0' && *p <= '9' && digits < 6) n = n * 10 + (*p++ - '0'), digits++;
+    while (*p == ' ') p++;
+    if (!digits || n < 1 || n > 4096 || (*p && *p != ',')) break;
+    if (!*p) return 1;
+    p++;
+  }
+  fprintf(stderr, "%s: OMP_NUM_THREADS: expected an integer from 1 to 4096 (or a comma-separated list of them), "
+                  "found '%s'\n", prog, v);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   const char *base = strrchr(argv[0], '/');
   base = base ? base + 1 : argv[0];
+  if (!omp_env_ok(strcmp(base, "trec_eval") == 0 ? "trec_eval" : "ragsweep")) return RS_EXIT_USAGE;
   if (strcmp(base, "trec_eval") == 0) return rs_cli_trec_eval(argc, argv, "trec_eval");
   if (argc < 2) {
     usage(stderr);

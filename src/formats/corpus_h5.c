@@ -9,6 +9,7 @@
 #include "formats/corpus.h"
 #include "formats/numparse.h"
 #include "engine/sched.h"
+#include "llm/wire.h" /* rs__utf8_valid */
 
 #include <hdf5.h>
 #include <inttypes.h>
@@ -19,7 +20,10 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef MAP_POPULATE /* not Linux: pages are then mapped by faults */
@@ -41,9 +45,36 @@ static void h5_quiet(void)
 {
   static int done;
   if (!done) {
+    /* No library shutdown at exit: after a failed write (a full disk) it
+     * would flush the file again and segfault in H5F__close_cb.  Every file
+     * is closed explicitly; the operating system releases the rest. */
+    H5dont_atexit();
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     done = 1;
   }
+}
+
+static herr_t find_errno(unsigned n, const H5E_error2_t *e, void *ven)
+{
+  (void)n;
+  int *en = ven;
+  const char *p = e->desc ? strstr(e->desc, "errno = ") : NULL;
+  if (p && !*en) *en = atoi(p + 8);
+  return 0;
+}
+
+/* ": <the system's reason>" for HDF5's last failure, or "": HDF5 writes
+ * "errno = N" into the description of a failed system call (e.g. 28, No
+ * space left on device).  Only N is taken: the description also names the
+ * temporary file, which messages never show. */
+static const char *h5_reason(void)
+{
+  static char buf[160];
+  int en = 0;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_errno, &en);
+  if (en <= 0) return "";
+  snprintf(buf, sizeof buf, ": %s", strerror(en));
+  return buf;
 }
 
 static void close_id(hid_t id)
@@ -78,6 +109,40 @@ static const char *class_name(H5T_class_t c)
   }
 }
 
+/* The most a dataset may declare, in bytes, for a file of file_size bytes.
+ * Data in a file is at most deflate-compressed, and deflate cannot expand
+ * more than 1032:1; a larger declaration means chunks that were never
+ * written (fill values), which would make us allocate memory the file does
+ * not back.  1 MiB of slack keeps tiny files with empty datasets fine. */
+static uint64_t declared_max(uint64_t file_size)
+{
+  const uint64_t ratio = 1100;
+  if (file_size > (UINT64_MAX - (1u << 20)) / ratio) return UINT64_MAX;
+  return file_size * ratio + (1u << 20);
+}
+
+/* Elements times element size, saturating. */
+static uint64_t declared_bytes(int rank, const hsize_t *dims, size_t esize)
+{
+  uint64_t b = esize ? esize : 1;
+  for (int i = 0; i < rank; i++) {
+    if (dims[i] && b > UINT64_MAX / dims[i]) return UINT64_MAX;
+    b *= dims[i];
+  }
+  return rank >= 0 ? b : UINT64_MAX;
+}
+
+/* The size of the file holding object id, or 0 if unknown. */
+static uint64_t file_size_of(hid_t id)
+{
+  hid_t fid = H5Iget_file_id(id);
+  hsize_t sz = 0;
+  if (fid < 0) return 0;
+  if (H5Fget_filesize(fid, &sz) < 0) sz = 0;
+  H5Fclose(fid);
+  return (uint64_t)sz;
+}
+
 /* Describes a dataset: its type class, element size, signedness and shape. */
 typedef struct {
   H5T_class_t cls;
@@ -106,6 +171,16 @@ static rs_code dset_describe(hid_t d, const char *file, const char *name, dset_i
   di->rank = r;
   di->dims[0] = di->dims[1] = 0;
   H5Sget_simple_extent_dims(s, di->dims, NULL);
+  /* Checked before anything is sized from the shape: a 16 KB file may
+   * declare [2, 2^31] elements (unwritten chunks read as the fill value). */
+  const uint64_t fsize = file_size_of(d), bytes = declared_bytes(r, di->dims, di->size);
+  if (fsize && bytes > declared_max(fsize)) {
+    rc = rs__fail(err, RS_FORMAT,
+                  "%s:%s: the dataset declares %" PRIu64 " bytes of data but the file has %" PRIu64
+                  " bytes (more than compression can explain: unwritten chunks?); refusing to allocate it",
+                  file, name, bytes, fsize);
+    goto done;
+  }
 done:
   close_id(t);
   close_id(s);
@@ -497,6 +572,11 @@ static rs_code open_run(rs__h5file *f, hid_t runs, const char *name, size_t nq, 
   if ((rc = expect_numeric(&di, f->path, shown, H5T_INTEGER, r->csr ? 1 : 2, r->csr ? 0 : nq,
                            "int32 or int64 doc indexes", err)))
     goto done;
+  if (di.size != 4 && di.size != 8) { /* the format says int32 or int64 */
+    rc = rs__fail(err, RS_FORMAT, "%s:%s: expected int32 or int64 doc indexes, found %zu-byte integers", f->path,
+                  shown, di.size);
+    goto done;
+  }
   r->n_rows = nq;
   if (r->csr) r->n_docs = di.dims[0];
   else r->k = (size_t)di.dims[1];
@@ -585,13 +665,280 @@ done:
   return rc;
 }
 
+/* --- isolation from libhdf5's own crashes --------------------------------
+ *
+ * libhdf5 1.10 can segfault decoding a corrupt file (variable-length strings,
+ * attributes, object headers).  Before the process opens a file, a forked
+ * child opens it and decodes every piece the process will later ask HDF5
+ * for: every object header and attribute, and every string dataset.  A child
+ * that dies by a signal makes the open an RS_FORMAT error naming the object
+ * it was decoding; a child that merely finds an error leaves the message to
+ * the ordinary checks of the parent.  Numeric data is not read (the parent
+ * reads it in blocks, and it has no pointers to follow). */
+
+enum { PROBE_WHAT = 512, PROBE_BLOCK = 65536 };
+
+typedef struct {
+  char what[PROBE_WHAT]; /* the object being decoded, shared with the parent */
+  const char *skip;      /* a dataset not to read (read later, probed then) */
+  const char *only;      /* if set: read this dataset only */
+  uint64_t fsize;
+  volatile uint64_t progress; /* bumped by the child at every step, watched by the parent */
+} probe_state;
+
+/* A child that makes no step for this long is stuck in libhdf5 (some
+ * corrupt heaps make it loop forever); one step is one attribute or one
+ * block of PROBE_BLOCK strings, milliseconds each. */
+#define PROBE_STALL_SECONDS 10.0
+
+static void probe_mark(probe_state *ps, const char *obj, const char *attr)
+{
+  snprintf(ps->what, sizeof ps->what, "%s%s%s", obj, attr ? " attribute " : "", attr ? attr : "");
+  ps->progress++;
+}
+
+/* Reads a 1-D string dataset (or attribute) in blocks, as read_strings does. */
+static void probe_strings(hid_t d, uint64_t fsize, probe_state *ps)
+{
+  hid_t ft = H5Dget_type(d), fs = H5Dget_space(d), mt = -1, ms = -1;
+  hsize_t dims[2] = {0, 0};
+  if (ft < 0 || fs < 0 || H5Sget_simple_extent_ndims(fs) != 1) goto done;
+  H5Sget_simple_extent_dims(fs, dims, NULL);
+  const size_t w = H5Tget_size(ft);
+  if (declared_bytes(1, dims, w) > declared_max(fsize)) goto done;
+  const int vlen = H5Tis_variable_str(ft) > 0;
+  mt = H5Tcopy(H5T_C_S1);
+  H5Tset_cset(mt, H5Tget_cset(ft));
+  H5Tset_size(mt, vlen ? H5T_VARIABLE : w);
+  if (!vlen) H5Tset_strpad(mt, H5Tget_strpad(ft));
+  const size_t esize = vlen ? sizeof(char *) : w;
+  void *buf = malloc(rs__mul(PROBE_BLOCK, esize ? esize : 1));
+  if (!buf) goto done;
+  for (hsize_t r0 = 0; r0 < dims[0]; r0 += PROBE_BLOCK) {
+    hsize_t n = dims[0] - r0 < PROBE_BLOCK ? dims[0] - r0 : PROBE_BLOCK;
+    memset(buf, 0, (size_t)n * esize);
+    close_id(ms);
+    if ((ms = H5Screate_simple(1, &n, NULL)) < 0 ||
+        H5Sselect_hyperslab(fs, H5S_SELECT_SET, &r0, NULL, &n, NULL) < 0 ||
+        H5Dread(d, mt, ms, fs, H5P_DEFAULT, buf) < 0)
+      break;
+    ((probe_state *)ps)->progress++;
+    if (vlen) {
+      for (hsize_t i = 0; i < n; i++) {
+        const char *p = ((char **)buf)[i];
+        if (p) (void)strlen(p);
+      }
+      H5Dvlen_reclaim(mt, ms, H5P_DEFAULT, buf);
+    }
+  }
+  free(buf);
+done:
+  close_id(ms);
+  close_id(mt);
+  close_id(fs);
+  close_id(ft);
+}
+
+static herr_t probe_attr(hid_t loc, const char *name, const H5A_info_t *info, void *vps)
+{
+  (void)info;
+  probe_state *ps = vps;
+  char obj[PROBE_WHAT];
+  snprintf(obj, sizeof obj, "%s", ps->what);
+  const size_t keep = strcspn(obj, " ");
+  obj[keep] = '\0';
+  probe_mark(ps, obj, name);
+  hid_t at = H5Aopen(loc, name, H5P_DEFAULT), t = -1, s = -1, mt = -1;
+  if (at < 0) goto done;
+  t = H5Aget_type(at);
+  s = H5Aget_space(at);
+  if (t < 0 || s < 0) goto done;
+  const hssize_t npts = H5Sget_simple_extent_npoints(s);
+  const H5T_class_t cls = H5Tget_class(t);
+  /* The parent reads one value of a string or number; read the same. */
+  if (npts != 1) goto done;
+  if (cls == H5T_STRING) {
+    mt = H5Tcopy(H5T_C_S1);
+    H5Tset_cset(mt, H5Tget_cset(t));
+    if (H5Tis_variable_str(t) > 0) {
+      char *v = NULL;
+      H5Tset_size(mt, H5T_VARIABLE);
+      if (H5Aread(at, mt, &v) >= 0 && v) {
+        (void)strlen(v);
+        H5free_memory(v);
+      }
+    } else {
+      const size_t sz = H5Tget_size(t);
+      char *v = sz < (1u << 24) ? calloc(sz + 1, 1) : NULL;
+      H5Tset_size(mt, sz);
+      H5Tset_strpad(mt, H5Tget_strpad(t));
+      if (v) H5Aread(at, mt, v);
+      free(v);
+    }
+  } else if (cls == H5T_INTEGER) {
+    long long v;
+    H5Aread(at, H5T_NATIVE_LLONG, &v);
+  } else if (cls == H5T_FLOAT) {
+    double v;
+    H5Aread(at, H5T_NATIVE_DOUBLE, &v);
+  }
+done:
+  close_id(mt);
+  close_id(s);
+  close_id(t);
+  close_id(at);
+  probe_mark(ps, obj, NULL);
+  return 0;
+}
+
+/* Decodes object `name` under loc: its header, attributes and, for a string
+ * dataset, its strings. */
+static void probe_object(hid_t loc, const char *name, probe_state *ps)
+{
+  probe_mark(ps, name, NULL);
+  hid_t o = H5Oopen(loc, name, H5P_DEFAULT), t = -1, s = -1, pl = -1;
+  if (o < 0) return;
+  hsize_t idx = 0;
+  H5Aiterate2(o, H5_INDEX_NAME, H5_ITER_INC, &idx, probe_attr, ps);
+  if (H5Iget_type(o) == H5I_DATASET) {
+    t = H5Dget_type(o);
+    s = H5Dget_space(o);
+    pl = H5Dget_create_plist(o);
+    const int want = ps->only ? strcmp(name, ps->only) == 0 : !(ps->skip && strcmp(name, ps->skip) == 0);
+    if (t >= 0 && H5Tget_class(t) == H5T_STRING && want) probe_strings(o, ps->fsize, ps);
+  }
+  close_id(pl);
+  close_id(s);
+  close_id(t);
+  close_id(o);
+}
+
+static herr_t probe_link(hid_t g, const char *name, const H5L_info_t *info, void *vps)
+{
+  probe_state *ps = vps;
+  char full[PROBE_WHAT];
+  if (info->type != H5L_TYPE_HARD) return 0; /* the parent follows no other links */
+  snprintf(full, sizeof full, "/%s", name);
+  probe_object(g, full, ps);
+  return 0;
+}
+
+/* The child: decodes everything, then leaves without atexit handlers or
+ * stdio flushes (they belong to the parent). */
+static void probe_child(const char *path, probe_state *ps)
+{
+  /* A sanitizer's handler would turn the fault into an exit status. */
+  signal(SIGSEGV, SIG_DFL);
+  signal(SIGBUS, SIG_DFL);
+  signal(SIGFPE, SIG_DFL);
+  signal(SIGILL, SIG_DFL);
+  signal(SIGABRT, SIG_DFL);
+  h5_quiet();
+  probe_mark(ps, "the superblock", NULL);
+  hid_t fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (fid < 0) _exit(0); /* the parent's own open says why */
+  ps->fsize = file_size_of(fid);
+  probe_object(fid, "/", ps);
+  H5Lvisit(fid, H5_INDEX_NAME, H5_ITER_INC, probe_link, ps);
+  probe_mark(ps, "the file's closing", NULL);
+  H5Fclose(fid);
+  _exit(0);
+}
+
+/* Runs the probe of path in a child; only (if set) limits the strings read
+ * to that dataset, skip (if set) excludes one. */
+static rs_code probe_file(const char *path, const char *only, const char *skip, rs_error *err)
+{
+  probe_state *ps = mmap(NULL, sizeof *ps, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (ps == MAP_FAILED) return rs__fail(err, RS_NOMEM, "%s: cannot map memory to check the file: %s", path, strerror(errno));
+  memset(ps, 0, sizeof *ps);
+  ps->only = only;
+  ps->skip = skip;
+  rs_code rc = RS_OK;
+  /* The child holds the write end of a pipe: its end (exit or signal)
+   * wakes the parent's poll at once, and the poll's timeout watches for a
+   * stall. */
+  int fds[2];
+  if (pipe(fds) < 0) {
+    rc = rs__fail(err, RS_IO, "%s: cannot start the process that checks the file: %s", path, strerror(errno));
+    goto done;
+  }
+  const pid_t pid = fork();
+  if (pid < 0) {
+    rc = rs__fail(err, RS_IO, "%s: cannot start the process that checks the file: %s", path, strerror(errno));
+    close(fds[0]);
+    close(fds[1]);
+    goto done;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    probe_child(path, ps);
+  }
+  close(fds[1]);
+  int status = 0, stalled = 0;
+  uint64_t seen = 0;
+  int quiet_ms = 0;
+  for (;;) {
+    struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
+    const int pr = poll(&pfd, 1, 250);
+    if (pr > 0) break; /* EOF: the child is gone */
+    if (pr < 0 && errno != EINTR) break;
+    const uint64_t now = ps->progress;
+    quiet_ms = now == seen ? quiet_ms + 250 : 0;
+    seen = now;
+    if (quiet_ms > (int)(PROBE_STALL_SECONDS * 1000)) {
+      stalled = 1;
+      kill(pid, SIGKILL);
+      break;
+    }
+  }
+  close(fds[0]);
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      rc = rs__fail(err, RS_IO, "%s: lost the process that checks the file: %s", path, strerror(errno));
+      goto done;
+    }
+  }
+  if (stalled) {
+    ps->what[PROBE_WHAT - 1] = '\0';
+    rc = rs__fail(err, RS_FORMAT,
+                  "%s: libhdf5 hung decoding %s (no progress for %.0f s): the file is corrupt; write it again "
+                  "(ragsweep import) or restore it",
+                  path, ps->what[0] ? ps->what : "the file", PROBE_STALL_SECONDS);
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+    /* The child only ever exits 0: another status is a sanitizer (or
+     * libhdf5 itself) stopping it on a fault. */
+    ps->what[PROBE_WHAT - 1] = '\0';
+    rc = rs__fail(err, RS_FORMAT,
+                  "%s: libhdf5 crashed decoding %s (exit status %d): the file is corrupt; write it again "
+                  "(ragsweep import) or restore it",
+                  path, ps->what[0] ? ps->what : "the file", WEXITSTATUS(status));
+  } else if (WIFSIGNALED(status)) {
+    ps->what[PROBE_WHAT - 1] = '\0';
+    rc = rs__fail(err, RS_FORMAT,
+                  "%s: libhdf5 crashed decoding %s (signal %d): the file is corrupt; write it again "
+                  "(ragsweep import) or restore it",
+                  path, ps->what[0] ? ps->what : "the file", WTERMSIG(status));
+  }
+done:
+  munmap(ps, sizeof *ps);
+  return rc;
+}
+
 static rs_code open_file(const char *path, rs__h5file **out, rs_error *err)
 {
   h5_quiet();
   FILE *probe = fopen(path, "rb");
   if (!probe) return rs__fail(err, RS_IO, "%s: cannot open: %s", path, strerror(errno));
   fclose(probe);
-  if (H5Fis_hdf5(path) <= 0) return rs__fail(err, RS_FORMAT, "%s: expected an HDF5 file, found something else", path);
+  if (H5Fis_hdf5(path) <= 0)
+    return rs__fail(err, RS_FORMAT,
+                    "%s: expected an HDF5 corpus, found something else; for TREC files run "
+                    "'ragsweep import -o corpus.h5 --qrels qrels.txt run.txt' (or eval --qrels ...)",
+                    path);
+  /* /docs/text (maybe gigabytes) is probed when it is read. */
+  rs_code prc = probe_file(path, NULL, "/docs/text", err);
+  if (prc) return prc;
   rs__h5file *f = rs__calloc(1, sizeof *f);
   if (!f || !(f->path = strdup(path))) {
     free(f);
@@ -669,8 +1016,10 @@ static rs_code read_root_attrs(rs__h5file *f, rs_error *err)
     goto done;
   }
   if (!ver || ver->kind != RS_ATTR_INT || ver->num != RS_CORPUS_VERSION) {
-    rc = rs__fail(err, RS_FORMAT, "%s: root attribute 'version': expected the integer %d, found %s", f->path,
-                  RS_CORPUS_VERSION, ver ? ver->text : "none");
+    const int str = ver && ver->kind == RS_ATTR_STRING;
+    rc = rs__fail(err, RS_FORMAT, "%s: root attribute 'version': expected the integer %d, found %s%s%s%s", f->path,
+                  RS_CORPUS_VERSION, str ? "the string \"" : "", ver ? ver->text : "none", str ? "\"" : "",
+                  ver && ver->kind == RS_ATTR_FLOAT ? " (a float)" : "");
     goto done;
   }
 done:
@@ -814,6 +1163,47 @@ static rs_code check_qrels(const rs__corpus *c, size_t nnz, rs_error *err)
                   c->has_docs ? "\")" : "");
 }
 
+static int cmp_qid_index(const void *x, const void *y, void *v)
+{
+  char *const *id = v;
+  const size_t a = *(const size_t *)x, b = *(const size_t *)y;
+  const int d = strcmp(id[a], id[b]);
+  return d ? d : (a > b) - (a < b);
+}
+
+/* qsort_r is not C11: a file-scope pointer for the comparator, set and used
+ * by one thread only (this file is single-threaded, see corpus.h). */
+static char **qid_sort_ids;
+static int cmp_qid(const void *x, const void *y) { return cmp_qid_index(x, y, qid_sort_ids); }
+
+/* Query ids are written raw into every CSV: each must be non-empty, UTF-8
+ * (the README promises it) and unique (per_query.csv is keyed by it). */
+static rs_code check_query_ids(rs__corpus *c, rs_error *err)
+{
+  rs_code rc = rs__corpus_load_queries(c, err);
+  if (rc) return rc;
+  for (size_t i = 0; i < c->nq; i++) {
+    const char *id = c->query_id[i];
+    size_t bad = 0;
+    if (!*id) return rs__fail(err, RS_FORMAT, "%s:/queries/id: row %zu: expected a query id, found an empty string", c->path, i);
+    if (!rs__utf8_valid(id, strlen(id), &bad))
+      return rs__fail(err, RS_FORMAT, "%s:/queries/id: row %zu: expected UTF-8, found byte 0x%02x at offset %zu", c->path,
+                      i, (unsigned)(unsigned char)id[bad], bad);
+  }
+  size_t *order = rs__malloc(rs__mul(c->nq ? c->nq : 1, sizeof *order));
+  if (!order) return rs__fail(err, RS_NOMEM, "%s:/queries/id: out of memory", c->path);
+  for (size_t i = 0; i < c->nq; i++) order[i] = i;
+  qid_sort_ids = c->query_id;
+  qsort(order, c->nq, sizeof *order, cmp_qid);
+  qid_sort_ids = NULL;
+  for (size_t i = 1; i < c->nq && !rc; i++)
+    if (strcmp(c->query_id[order[i - 1]], c->query_id[order[i]]) == 0)
+      rc = rs__fail(err, RS_FORMAT, "%s:/queries/id: rows %zu and %zu: expected unique query ids, found '%s' twice",
+                    c->path, order[i - 1], order[i], c->query_id[order[i]]);
+  free(order);
+  return rc;
+}
+
 rs_code rs__corpus_open(const char *path, rs__corpus **out, rs_error *err)
 {
   rs__h5file *f = NULL;
@@ -862,9 +1252,25 @@ rs_code rs__corpus_open(const char *path, rs__corpus **out, rs_error *err)
   if ((rc = read_ints(f->fid, path, "/qrels/doc", H5T_NATIVE_INT32, sizeof(int32_t), SIZE_MAX, &p, &nnz, err)))
     goto fail;
   c->qdoc = p;
-  if ((rc = read_ints(f->fid, path, "/qrels/grade", H5T_NATIVE_INT32, sizeof(int32_t), nnz, &p, &ngr, err))) goto fail;
+  /* Read as int64 and narrowed here: HDF5's own conversion would clamp a
+   * grade of 2^40 silently (trec_eval mode rejects grades beyond 32 bits). */
+  if ((rc = read_ints(f->fid, path, "/qrels/grade", H5T_NATIVE_INT64, sizeof(int64_t), nnz, &p, &ngr, err))) goto fail;
+  {
+    const int64_t *g64 = p;
+    int32_t *g32 = p; /* in place: element i is read before element i is written */
+    for (size_t i = 0; i < ngr; i++) {
+      if (g64[i] < INT32_MIN || g64[i] > INT32_MAX) {
+        rc = rs__fail(err, RS_FORMAT, "%s:/qrels/grade: row %zu: expected a grade that fits 32 bits, found %" PRId64,
+                      path, i, g64[i]);
+        free(p);
+        goto fail;
+      }
+      g32[i] = (int32_t)g64[i];
+    }
+  }
   c->qgrade = p;
   if ((rc = check_qrels(c, nnz, err))) goto fail;
+  if ((rc = check_query_ids(c, err))) goto fail;
   if ((rc = open_runs(f, c->nq, 0, &c->runs, err))) goto fail;
   *out = c;
   return RS_OK;
@@ -892,6 +1298,8 @@ rs_code rs__corpus_load_doc_texts(rs__corpus *c, rs_error *err)
     return rs__fail(err, RS_FORMAT, "%s: no /docs/text; expected the doc texts (ragsweep import --docs FILE writes them)",
                     c->path);
   if (c->doc_text) return RS_OK;
+  rs_code rc = probe_file(c->path, "/docs/text", NULL, err);
+  if (rc) return rc;
   return read_strings(c->runs.file->fid, c->path, "/docs/text", c->nd, &c->doc_text, &n, err);
 }
 
@@ -1138,7 +1546,7 @@ rs_code rs__h5w_create(const char *path, int corpus, rs__h5w **out, rs_error *er
   w->fid = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   H5Pclose(fapl);
   if (w->fid < 0) {
-    rs_code rc = rs__fail(err, RS_IO, "%s: cannot create (as %s)", path, w->tmp);
+    rs_code rc = rs__fail(err, RS_IO, "%s: cannot create%s", path, h5_reason());
     H5Pclose(w->lcpl);
     free(w->tmp);
     free(w->path);
@@ -1171,10 +1579,10 @@ rs_code rs__h5w_commit(rs__h5w *w, rs_error *err)
 {
   rs_code rc = RS_OK;
   if (H5Fclose(w->fid) < 0) {
-    rc = rs__fail(err, RS_IO, "%s: cannot finish writing", w->tmp);
+    rc = rs__fail(err, RS_IO, "%s: cannot finish writing%s", w->path, h5_reason());
     unlink(w->tmp);
   } else if (rename(w->tmp, w->path) != 0) {
-    rc = rs__fail(err, RS_IO, "%s: cannot rename %s into place: %s", w->path, w->tmp, strerror(errno));
+    rc = rs__fail(err, RS_IO, "%s: cannot move the written file into place: %s", w->path, strerror(errno));
     unlink(w->tmp);
   }
   free_writer(w);
@@ -1212,7 +1620,7 @@ rs_code rs__h5w_strings(rs__h5w *w, const char *dset, const char *const *s, size
   }
   if ((d = H5Dcreate2(w->fid, dset, t, sp, w->lcpl, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
       (n && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0))
-    rc = rs__fail(err, RS_IO, "%s:%s: cannot write", w->path, dset);
+    rc = rs__fail(err, RS_IO, "%s:%s: cannot write%s", w->path, dset, h5_reason());
 done:
   free(buf);
   close_id(d);
@@ -1229,7 +1637,7 @@ rs_code rs__h5w_array(rs__h5w *w, const char *dset, rs__dtype type, int rank, co
   rs_code rc = RS_OK;
   if ((d = H5Dcreate2(w->fid, dset, file_type(type), sp, w->lcpl, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
       (hd[0] * hd[1] != 0 && H5Dwrite(d, mem_type(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0))
-    rc = rs__fail(err, RS_IO, "%s:%s: cannot write", w->path, dset);
+    rc = rs__fail(err, RS_IO, "%s:%s: cannot write%s", w->path, dset, h5_reason());
   close_id(d);
   close_id(sp);
   return rc;
@@ -1242,7 +1650,7 @@ rs_code rs__h5w_rows_begin(rs__h5w *w, const char *dset, rs__dtype type, uint64_
   hid_t sp = H5Screate_simple(2, hd, NULL), d = -1;
   rs_code rc = RS_OK;
   if ((d = H5Dcreate2(w->fid, dset, file_type(type), sp, w->lcpl, H5P_DEFAULT, H5P_DEFAULT)) < 0)
-    rc = rs__fail(err, RS_IO, "%s:%s: cannot create", w->path, dset);
+    rc = rs__fail(err, RS_IO, "%s:%s: cannot create%s", w->path, dset, h5_reason());
   close_id(d);
   close_id(sp);
   return rc;
@@ -1257,8 +1665,8 @@ rs_code rs__h5w_rows(rs__h5w *w, const char *dset, rs__dtype type, uint64_t row0
   rs_code rc = RS_OK;
   if (d < 0 || (fs = H5Dget_space(d)) < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
       (ms = H5Screate_simple(2, count, NULL)) < 0 || H5Dwrite(d, mem_type(type), ms, fs, H5P_DEFAULT, data) < 0)
-    rc = rs__fail(err, RS_IO, "%s:%s: cannot write rows %" PRIu64 "..%" PRIu64, w->path, dset, row0,
-                  row0 + n_rows - 1);
+    rc = rs__fail(err, RS_IO, "%s:%s: cannot write rows %" PRIu64 "..%" PRIu64 "%s", w->path, dset, row0,
+                  row0 + n_rows - 1, h5_reason());
   close_id(ms);
   close_id(fs);
   close_id(d);
@@ -1274,7 +1682,7 @@ rs_code rs__h5w_attr(rs__h5w *w, const char *group, const rs__attr *a, rs_error 
     g = H5Gopen2(w->fid, group, H5P_DEFAULT);
   else
     g = H5Gcreate2(w->fid, group, w->lcpl, H5P_DEFAULT, H5P_DEFAULT);
-  if (g < 0) { rc = rs__fail(err, RS_IO, "%s:%s: cannot create the group", w->path, group); goto done; }
+  if (g < 0) { rc = rs__fail(err, RS_IO, "%s:%s: cannot create the group%s", w->path, group, h5_reason()); goto done; }
   herr_t st;
   if (a->kind == RS_ATTR_STRING) {
     t = H5Tcopy(H5T_C_S1);
@@ -1290,7 +1698,7 @@ rs_code rs__h5w_attr(rs__h5w *w, const char *group, const rs__attr *a, rs_error 
     at = H5Acreate2(g, a->key, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
     st = at < 0 ? -1 : H5Awrite(at, H5T_NATIVE_DOUBLE, &a->num);
   }
-  if (st < 0) rc = rs__fail(err, RS_IO, "%s:%s: cannot write attribute '%s'", w->path, group, a->key);
+  if (st < 0) rc = rs__fail(err, RS_IO, "%s:%s: cannot write attribute '%s'%s", w->path, group, a->key, h5_reason());
 done:
   close_id(at);
   close_id(t);

@@ -142,7 +142,7 @@ static rs_code open_tmp_qrels(judgments *j, FILE **f, rs_error *err)
   }
   int fd = mkstemp(j->tmp_qrels);
   if (fd < 0 || !(*f = fdopen(fd, "w"))) {
-    rs_code rc = rs__fail(err, RS_IO, "%s: cannot create a temporary qrels file: %s", j->tmp_qrels, strerror(errno));
+    rs_code rc = rs__fail(err, RS_IO, "TMPDIR %s: cannot create a temporary qrels file: %s", dir, strerror(errno));
     if (fd >= 0) {
       close(fd);
       unlink(j->tmp_qrels);
@@ -201,6 +201,7 @@ static rs_code judgments_from_json(const char *path, int want_qrels_file, intern
     j->qid[i] = s->query_id[src];
     j->qtext[i] = s->query_text[src];
     s->query_id[src] = s->query_text[src] = NULL; /* moved */
+    j->nq = i + 1; /* so that judgments_free frees what was moved if we stop here */
     j->off[i] = (int64_t)k;
     if (f && (rc = check_trec_id(path, j->qid[i], NULL, err))) goto done;
     /* A query of the eval set without judgments is still a query of the
@@ -220,7 +221,7 @@ static rs_code judgments_from_json(const char *path, int want_qrels_file, intern
   j->off[nq] = (int64_t)k;
   j->nq = nq;
 done:
-  if (f && fclose(f) != 0 && !rc) rc = rs__fail(err, RS_IO, "%s: cannot write: %s", j->tmp_qrels, strerror(errno));
+  if (f && fclose(f) != 0 && !rc) rc = rs__fail(err, RS_IO, "a temporary qrels file in TMPDIR: cannot write: %s", strerror(errno));
   if (s) { /* what was not moved */
     for (size_t i = 0; i < s->n_queries; i++) {
       free(s->query_id[i]);
@@ -266,7 +267,7 @@ static rs_code judgments_from_texts(const rs__texts *t, int want_qrels_file, jud
     }
   }
 done:
-  if (f && fclose(f) != 0 && !rc) rc = rs__fail(err, RS_IO, "%s: cannot write: %s", j->tmp_qrels, strerror(errno));
+  if (f && fclose(f) != 0 && !rc) rc = rs__fail(err, RS_IO, "a temporary qrels file in TMPDIR: cannot write: %s", strerror(errno));
   free(ids);
   return rc;
 }
