@@ -24,7 +24,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps build demo judge-demo test check asan serial bench clean install
+.PHONY: all deps build demo judge-demo test check asan serial bench clean install fuzz fuzz-build fuzz-regress
 all: deps
 	@$(MAKE) --no-print-directory build
 
@@ -129,6 +129,62 @@ bench: deps
 	bench/run.sh build-bench "$(if $(BENCH_QUICK),10000,10000 100000 1000000)"
 	@$(MAKE) --no-print-directory BUILD=build-bench OPT="-O3 -g -DNDEBUG" build-bench/bench_llm build-bench/llm_server && build-bench/bench_llm $(if $(BENCH_QUICK),--quick)
 
+# Fuzzing: one libFuzzer target per parser (tests/fuzz/fuzz_*.c), built by
+# clang with ASan and UBSan into build-fuzz/, the library included (gcc
+# objects are never linked into them).  `make fuzz` first replays every
+# reproducer of tests/fuzz/regress/<target>/ (a crash found once stays
+# fixed), then runs each target FUZZ_SECONDS from a copy of its seeds
+# (tests/fuzz/seeds/<target>/) in build-fuzz/work/, so the tree is never
+# written; a crash, a leak, a hang (FUZZ_TIMEOUT s) or an allocation past
+# FUZZ_RSS_MB fails the run and leaves its input in build-fuzz/work/<target>/.
+# FUZZ_SKIP drops targets (CI skips none unless it says so).  clang and its
+# runtime are installed only here (RAGSWEEP_WITH_FUZZ=1).
+FUZZ_BUILD   = build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TIMEOUT ?= 10
+FUZZ_RSS_MB  ?= 2048
+FUZZ_SKIP    ?=
+FUZZ_ALL     := $(basename $(notdir $(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_TARGETS ?= $(filter-out $(FUZZ_SKIP),$(FUZZ_ALL))
+FUZZ_OPT      = -Wno-unknown-warning-option -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+                -DRS_IO_BLOCK=256
+
+fuzz-build:
+	@RAGSWEEP_WITH_FUZZ=1 scripts/install-deps.sh
+	@$(MAKE) -s --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang OMP=-Wno-unknown-pragmas OPT="$(FUZZ_OPT)" \
+	  $(addprefix $(FUZZ_BUILD)/,$(FUZZ_ALL))
+
+# libhdf5's own free-list blocks look leaked (tests/fuzz/lsan.supp); naming
+# their frame takes the slow unwinder, so only the HDF5 target pays for it.
+FUZZ_ENV = LSAN_OPTIONS=suppressions=$(CURDIR)/tests/fuzz/lsan.supp \
+  ASAN_OPTIONS=$$(case $$t in fuzz_corpus_h5) echo fast_unwind_on_malloc=0;; esac)
+
+fuzz-regress: fuzz-build
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  files=$$(find tests/fuzz/regress/$$t -type f 2>/dev/null | sort); \
+	  [ -n "$$files" ] || continue; \
+	  echo "fuzz-regress: $$t: $$(echo "$$files" | wc -l) reproducer(s)"; \
+	  $(FUZZ_ENV) $(FUZZ_BUILD)/$$t -rss_limit_mb=$(FUZZ_RSS_MB) -timeout=$(FUZZ_TIMEOUT) $$files >$(FUZZ_BUILD)/regress-$$t.log 2>&1 || \
+	    { tail -n 40 $(FUZZ_BUILD)/regress-$$t.log; echo "fuzz-regress: $$t FAILED"; exit 1; }; \
+	done
+
+fuzz: fuzz-regress
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  w=$(FUZZ_BUILD)/work/$$t; rm -rf $$w; mkdir -p $$w/corpus $$w/crash; \
+	  if [ -d tests/fuzz/seeds/$$t ]; then cp tests/fuzz/seeds/$$t/* $$w/corpus/; fi; \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	  if TMPDIR=$$w $(FUZZ_ENV) $(FUZZ_BUILD)/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=$(FUZZ_TIMEOUT) -rss_limit_mb=$(FUZZ_RSS_MB) \
+	       -print_final_stats=1 -artifact_prefix=$$w/crash/ $$w/corpus >$$w/log 2>&1; then \
+	    echo "  $$(grep -E '^#[0-9]+' $$w/log | tail -n 1)"; \
+	  else tail -n 40 $$w/log; echo "fuzz: $$t FAILED: reproducer in $$w/crash/ (add it to tests/fuzz/regress/$$t/)"; exit 1; fi; \
+	done
+
+# A fuzz target: its own object, the library, and (gate) the CLI file it tests.
+$(BUILD)/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/libragsweep.a
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(BUILD)/libragsweep.a $(LDLIBS)
+$(BUILD)/fuzz_gate: $(BUILD)/src/cli/gate.o $(BUILD)/src/cli/sweep_io.o
+$(BUILD)/tests/fuzz/fuzz_corpus_h5.o: CPPFLAGS += -DFUZZ_H5BASE='"$(CURDIR)/tests/fuzz/h5base"'
+
 clean:
 	rm -rf build build-*
 
@@ -140,7 +196,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/include/ragsweep
 	install -m 644 include/ragsweep/*.h $(DESTDIR)$(PREFIX)/include/ragsweep/
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/datasets/gen_sweep.d $(BUILD)/bench/core.d \
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(wildcard $(BUILD)/tests/fuzz/*.d) $(BUILD)/datasets/gen_sweep.d $(BUILD)/bench/core.d \
   $(BUILD)/bench/llm.d $(BUILD)/bench/llm_server.d
 
 # One file owns each dependency; only it sees the dependency's headers.

@@ -12,6 +12,9 @@ PACKAGES="$PACKAGES libcurl4-openssl-dev libsqlite3-dev"
 PACKAGES="$PACKAGES python3 python3-numpy python3-h5py"
 # The benchmarks also need the workload generator's Python and GNU time.
 [ "${RAGSWEEP_WITH_BENCH:-0}" = 1 ] && PACKAGES="$PACKAGES time"
+# `make fuzz`: libFuzzer and the sanitizer runtimes come with clang's
+# compiler-rt (Debian 12: clang 14).
+[ "${RAGSWEEP_WITH_FUZZ:-0}" = 1 ] && PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 
 missing=""
 for p in $PACKAGES; do

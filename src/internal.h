@@ -17,6 +17,13 @@
 #define RS_UNLIKELY(x) (x)
 #endif
 
+/* Read block of the streaming text readers (textio, csvio, texts).  `make
+ * fuzz` builds with a tiny one, so block boundaries fall inside the fuzzed
+ * lines and an input does not cost a fresh 1 MiB mapping under ASan. */
+#ifndef RS_IO_BLOCK
+#define RS_IO_BLOCK (1 << 20)
+#endif
+
 /* Fills *err (if non-NULL) with code and the formatted message; returns code. */
 rs_code rs__fail(rs_error *err, rs_code code, const char *fmt, ...) RS_PRINTF(3, 4);
 

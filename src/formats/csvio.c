@@ -231,7 +231,7 @@ static rs_code parse_failed(reader *r, struct csv_parser *p, int at_end)
                   r->path, r->line, r->n + 1);
 }
 
-enum { READ_BLOCK = 1 << 20 };
+enum { READ_BLOCK = RS_IO_BLOCK };
 
 rs_code rs__csv_read(const char *path, rs__csv_row_fn row, void *ctx, rs_error *err)
 {

@@ -13,7 +13,7 @@
 
 #include "internal.h"
 
-enum { STAGE_SIZE = 1 << 20 };
+enum { STAGE_SIZE = RS_IO_BLOCK };
 
 struct rs__input {
   int fd;
@@ -155,7 +155,7 @@ rs_code rs__read_all(const char *path, char **out, size_t *out_len, rs_error *er
   rs__input *in = NULL;
   rs_code rc = rs__input_open(path, &in, err);
   if (rc) return rc;
-  size_t cap = 1 << 20, len = 0;
+  size_t cap = RS_IO_BLOCK, len = 0;
   char *buf = rs__malloc(cap + 1);
   if (!buf) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory", path);

@@ -14,7 +14,7 @@
 #include "formats/evalset.h"
 #include "formats/textio.h"
 
-enum { BLOCK = 1 << 20 };
+enum { BLOCK = RS_IO_BLOCK };
 
 typedef struct {
   uint64_t off;  /* the id's first byte in the pool; the text follows its NUL */

@@ -1,0 +1,28 @@
+/* fuzz_qrels: TREC qrels text (plain or gzip, detected by magic) through
+ * rs__qrels_read; every topic and judgment it stored must then be found
+ * again through its hash tables (a lookup that misses is a parser bug). */
+#include "fuzz.h"
+#include "formats/qrels.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  fz_file f;
+  rs__qrels *q = NULL;
+  rs_error err = {0};
+  fz_file_open(&f, data, size);
+  if (rs__qrels_read(f.path, &q, &err) == RS_OK) {
+    for (size_t t = 0; t < q->n_topics; t++) {
+      const char *id = q->topic_id[t];
+      size_t len = q->topic_len[t];
+      if (rs__qrels_topic(q, id, len, rs__hash_bytes(id, len)) != (long)t) abort();
+      for (size_t j = q->off[t]; j < q->off[t + 1]; j++)
+        if (rs__qrels_grade(q, t, q->doc[j], q->doc_len[j], rs__hash_bytes(q->doc[j], q->doc_len[j])) == INT32_MIN)
+          abort();
+    }
+  } else if (err.msg[0] == '\0') {
+    abort(); /* every failure must say why */
+  }
+  rs__qrels_free(q);
+  fz_file_close(&f);
+  return 0;
+}
