@@ -144,6 +144,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_TIMEOUT ?= 10
 FUZZ_RSS_MB  ?= 2048
 FUZZ_SKIP    ?=
+# libFuzzer's seed: 0 draws one; CI fixes it so its brief run is the same run every time.
+FUZZ_SEED    ?= 0
 FUZZ_ALL     := $(basename $(notdir $(wildcard tests/fuzz/fuzz_*.c)))
 FUZZ_TARGETS ?= $(filter-out $(FUZZ_SKIP),$(FUZZ_ALL))
 FUZZ_OPT      = -Wno-unknown-warning-option -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
@@ -173,7 +175,7 @@ fuzz: fuzz-regress
 	  w=$(FUZZ_BUILD)/work/$$t; rm -rf $$w; mkdir -p $$w/corpus $$w/crash; \
 	  if [ -d tests/fuzz/seeds/$$t ]; then cp tests/fuzz/seeds/$$t/* $$w/corpus/; fi; \
 	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
-	  if TMPDIR=$$w $(FUZZ_ENV) $(FUZZ_BUILD)/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=$(FUZZ_TIMEOUT) -rss_limit_mb=$(FUZZ_RSS_MB) \
+	  if TMPDIR=$$w $(FUZZ_ENV) $(FUZZ_BUILD)/$$t -seed=$(FUZZ_SEED) -max_total_time=$(FUZZ_SECONDS) -timeout=$(FUZZ_TIMEOUT) -rss_limit_mb=$(FUZZ_RSS_MB) \
 	       -print_final_stats=1 -artifact_prefix=$$w/crash/ $$w/corpus >$$w/log 2>&1; then \
 	    echo "  $$(grep -E '^#[0-9]+' $$w/log | tail -n 1)"; \
 	  else tail -n 40 $$w/log; echo "fuzz: $$t FAILED: reproducer in $$w/crash/ (add it to tests/fuzz/regress/$$t/)"; exit 1; fi; \
