@@ -97,13 +97,14 @@ judge-demo: deps
 # The tests run the OpenMP build and compare it with the serial reference
 # build (RAGSWEEP_SERIAL_BIN); the conformance data is read in ../shared.
 # asan gets a serial build of its own: sanitizer objects in build-serial/
-# would break a later plain `make test` at link time.
+# would break a later plain `make test` at link time.  --verbose: a line per
+# suite and per test as they finish, so a long run shows its progress.
 SERIAL_BUILD ?= build-serial
 test: deps
 	@$(MAKE) --no-print-directory BUILD=$(SERIAL_BUILD) OMP=-Wno-unknown-pragmas build
 	@$(MAKE) --no-print-directory build $(BUILD)/test_all
 	RAGSWEEP_BIN=$(CURDIR)/$(BUILD)/ragsweep RAGSWEEP_SERIAL_BIN=$(CURDIR)/$(SERIAL_BUILD)/ragsweep \
-	  $(BUILD)/test_all --jobs 2
+	  $(BUILD)/test_all --jobs 2 --verbose
 
 check: test
 

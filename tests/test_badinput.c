@@ -98,6 +98,27 @@ static const bad_case cases[] = {
   /* CSV */
   {"aggregate.csv without value", "a.csv", "run,measure\nr,P@10\n", 0, 0, 0, "table %T/a.csv", 2, "a.csv:1: expected a header run,<attributes...>,measure,value", 0},
   {"aggregate.csv without run", "a.csv", "x,y\n1,2\n", 0, 0, 0, "table %T/a.csv", 2, "no column 'run'", 0},
+  /* scoring with other qrels */
+  {"eval --qrels: unknown query", "q.txt", "zz 0 d1 1\n", 0, 0, 0, "eval %D/good.h5 --qrels %T/q.txt -o %T/out", 2,
+   "q.txt:1: query 'zz' is not in the corpus", "out"},
+  {"eval --qrels: missing file", 0, 0, 0, 0, 0, "eval %D/good.h5 --qrels %T/none.txt -o %T/out", 2, "none.txt: cannot open", "out"},
+  {"compare --qrels with --per-query", "a.csv", "run,query,measure,value\n", "q.txt", QRELS, 0,
+   "compare --per-query %T/a.csv --qrels %T/q.txt -o %T/out", 1, "--qrels scores a corpus's runs", "out"},
+  /* judge */
+  {"judge without --model", 0, 0, 0, 0, 0, "judge %D/good.h5 -o %T/out", 1, "--model NAME is required", "out"},
+  {"judge on a corpus without texts", 0, 0, 0, 0, 0, "judge %D/good.h5 -o %T/out --model m", 2,
+   "has no /queries/text: give the query texts with --queries FILE", "out"},
+  {"judge --depth 0", 0, 0, 0, 0, 0, "judge %D/good.h5 -o %T/out --model m --depth 0", 1, "--depth: expected an integer from 1", "out"},
+  {"judge --max-failures 2", 0, 0, 0, 0, 0, "judge %D/good.h5 -o %T/out --model m --max-failures 2", 1,
+   "--max-failures: expected a fraction from 0 to 1 or a percentage", "out"},
+  {"judge prompt file without labels", "p.txt", "system: x\n\n{query} {document}\n", 0, 0, 0,
+   "judge %D/good.h5 -o %T/out --model m --prompt %T/p.txt", 2, "p.txt: the header declares no label scale", "out"},
+  {"judge docs file without a tab", "d.tsv", "d1 no tab\n", "qs.tsv", "1\tq one\n2\tq two\n", 0,
+   "judge %D/good.h5 -o %T/out --model m --docs %T/d.tsv --queries %T/qs.tsv", 2, "d.tsv:1: expected \"id<TAB>text\"", "out"},
+  /* caches */
+  {"cache stats on a text file", "c.sqlite", "hello\n", 0, 0, 0, "cache stats %T/c.sqlite", 2, "c.sqlite: not a ragsweep LLM cache", 0},
+  {"cache merge from a text file", "c.sqlite", "hello\n", 0, 0, 0, "cache merge %T/new.sqlite %T/c.sqlite", 2,
+   "not a ragsweep LLM cache", "new.sqlite"},
 };
 
 /* Replaces %T and %D in a word. */

@@ -56,6 +56,16 @@ static int merge(int argc, char **argv)
   rs_error err = {0};
   uint64_t total = 0, n = 0;
   int code = RS_EXIT_INPUT;
+  /* Every source is checked before DST is created: a bad source leaves no
+   * new empty cache behind. */
+  for (int i = 1; i < argc; i++) {
+    rs__llm_cache *src = NULL;
+    if (rs__llm_cache_open_existing(argv[i], &src, &err)) {
+      fprintf(stderr, "ragsweep cache: %s\n", err.msg);
+      return RS_EXIT_INPUT;
+    }
+    rs__llm_cache_close(src);
+  }
   if (rs__llm_cache_open(argv[0], &dst, &err)) {
     fprintf(stderr, "ragsweep cache: %s\n", err.msg);
     return RS_EXIT_INPUT;

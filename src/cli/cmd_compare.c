@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -438,17 +439,21 @@ int rs_cli_compare(int argc, char **argv)
   const char **run_names = NULL;
   rs__csv *cmp_csv = NULL, *sum_csv = NULL, *agg = NULL;
   gate_report gr = {0};
+  int made_out_dir = 0; /* -o created by this run: removed again if the run fails before writing */
   size_t n_meas = 0, base = 0;
   if ((rc = sweep_opts_gates(&so, &gates, &err))) goto fail;
   n_parsed = n_gates;
 
   const double t_start = rs__seconds();
   double t_tests = 0.0;
+  struct stat out_st;
+  const int out_existed = stat(out_dir, &out_st) == 0;
   if (mkdir_p(out_dir) != 0) {
     if (errno == EEXIST || errno == ENOTDIR) rc = rs__fail(&err, RS_IO, "-o %s: is a file, expected a folder", out_dir);
     else rc = rs__fail(&err, RS_IO, "-o %s: cannot create the output folder: %s", out_dir, strerror(errno));
     goto fail;
   }
+  made_out_dir = !out_existed;
   /* 1. Per-query values. */
   sweep_opts_default_measures(&so, defaults, sizeof defaults / sizeof *defaults);
   const char **const measures = so.measures;
@@ -739,6 +744,7 @@ fail:
   rs__csv_abort(agg);
   worst_abort(worst);
   gate_report_abort(&gr);
+  if (made_out_dir) rmdir(out_dir); /* only if still empty: nothing of this run is left */
 done:
   for (size_t k = 0; mr && k < n_meas; k++) measure_result_free(&mr[k]);
   free(mr);

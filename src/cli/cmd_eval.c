@@ -257,6 +257,7 @@ int rs_cli_eval(int argc, char **argv)
   rs__csv *agg = NULL, *lat = NULL, *pq = NULL;
   progress_state prog = {0};
   int exit_code = RS_EXIT_INPUT;
+  int made_out_dir = 0; /* -o created by this run: removed again if the run fails before writing */
 
   rs__sweep_timing tm = {0};
   const double t_start = rs__seconds();
@@ -278,11 +279,14 @@ int rs_cli_eval(int argc, char **argv)
   const size_t max_k = sweep_input_max_k(&in);
   sweep_opts_default_measures(&so, defaults, n_defaults);
   if ((rc = gate_spec(so.measures, so.n_measures, gates, n_gates, max_k ? max_k : 1000, &spec, &err))) goto fail;
+  struct stat out_st;
+  const int out_existed = stat(out_dir, &out_st) == 0;
   if (mkdir_p(out_dir) != 0) {
     if (errno == EEXIST || errno == ENOTDIR) rc = rs__fail(&err, RS_IO, "-o %s: is a file, expected a folder", out_dir);
     else rc = rs__fail(&err, RS_IO, "-o %s: cannot create the output folder: %s", out_dir, strerror(errno));
     goto fail;
   }
+  made_out_dir = !out_existed;
   per_query_sink sink = {.in = &in, .spec = spec};
   if (per_query || n_worst) {
     if ((rc = rs__corpus_load_queries(in.corpus, &err))) goto fail;
@@ -384,6 +388,7 @@ fail:
   rs__csv_abort(pq);
   worst_abort(worst);
   gate_report_abort(&gr);
+  if (made_out_dir) rmdir(out_dir); /* only if still empty: nothing of this run is left */
 done:
   free(run_names);
   free(measure_names);

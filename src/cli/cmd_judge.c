@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -267,6 +268,8 @@ int rs_cli_judge(int argc, char **argv)
   char *cache_buf = NULL;
   progress_state ps = {0};
   rs_code rc = sweep_input_open(&in, pos[0], pos + 1, n_pos - 1, &err);
+  struct stat out_st;
+  const int out_existed = stat(out_dir, &out_st) == 0;
   if (!rc && !cfg.dry_run && mkdir_p(out_dir) != 0)
     rc = rs__fail(&err, RS_IO, "-o %s: cannot create the folder: %s", out_dir, strerror(errno));
   if (!rc) {
@@ -319,6 +322,7 @@ int rs_cli_judge(int argc, char **argv)
     if (!rc) printf("  wrote %s/qrels.txt and %s/judgments.jsonl (cache: %s)\n", out_dir, out_dir, cache_path);
   }
   if (rc) {
+    if (!out_existed && !cfg.dry_run) rmdir(out_dir); /* only if still empty: nothing of this run is left */
     fprintf(stderr, "ragsweep judge: %s\n", err.msg);
     status = err.code == RS_USAGE ? RS_EXIT_USAGE : RS_EXIT_INPUT;
   } else if (!cfg.dry_run) {
