@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "helpers.h"
 
+#include <criterion/criterion.h>
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,4 +134,32 @@ const char *th_write_temp(int slot, const char *name, const char *text)
   fputs(text, f);
   fclose(f);
   return paths[slot];
+}
+
+char *th_ring_slot(void)
+{
+  static char ring[64][4096];
+  static unsigned next;
+  return ring[next++ % 64];
+}
+
+char *th_fresh_dir(void)
+{
+  char *d = th_ring_slot();
+  strcpy(d, "/tmp/ragsweep-test-XXXXXX");
+  cr_assert(mkdtemp(d), "mkdtemp");
+  return d;
+}
+
+char *th_join(const char *dir, const char *name)
+{
+  char buf[4096], *p = th_ring_slot();
+  snprintf(buf, sizeof buf, "%s/%s", dir, name);
+  return strcpy(p, buf);
+}
+
+int th_exists(const char *path)
+{
+  struct stat st;
+  return stat(path, &st) == 0;
 }

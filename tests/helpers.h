@@ -39,4 +39,14 @@ char *th_slurp(const char *path, size_t *len);
  * (static storage per call slot 0..7). */
 const char *th_write_temp(int slot, const char *name, const char *text);
 
+/* Paths live in a ring of 64 static buffers: tests build many and free
+ * none (the leak checker of `make asan` runs on the test process too). */
+char *th_ring_slot(void);
+/* A fresh folder under /tmp (a ring slot); asserts that it was made. */
+char *th_fresh_dir(void);
+/* dir/name (a ring slot; dir may itself be one). */
+char *th_join(const char *dir, const char *name);
+/* 1 when path exists. */
+int th_exists(const char *path);
+
 #endif

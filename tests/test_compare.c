@@ -189,31 +189,9 @@ Test(compare, family_statistics)
 
 /* --- end to end: a crafted corpus ------------------------------------------------------------ */
 
-static char *ring_slot(void)
-{
-  static char ring[32][4096];
-  static unsigned next;
-  return ring[next++ % 32];
-}
-
-static char *fresh_dir(void)
-{
-  char *d = ring_slot();
-  strcpy(d, "/tmp/ragsweep-cmp-XXXXXX");
-  cr_assert(mkdtemp(d), "mkdtemp");
-  return d;
-}
-
-static char *join(const char *dir, const char *name)
-{
-  char *p = ring_slot();
-  snprintf(p, 4096, "%s/%s", dir, name);
-  return p;
-}
-
 static char *sibling(const char *name)
 {
-  char *p = ring_slot();
+  char *p = th_ring_slot();
   snprintf(p, 4096, "%s", th_bin());
   strcpy(strrchr(p, '/') + 1, name);
   return p;
@@ -243,7 +221,7 @@ static const char *crafted_corpus(void)
   const char *b = th_write_temp(4, "bad.run",
                                 "q1 Q0 d2 1 3 bad\nq1 Q0 d9 2 2 bad\nq1 Q0 d3 3 1 bad\n"
                                 "q2 Q0 d9 1 1 bad\nq3 Q0 d9 1 3 bad\nq3 Q0 d8 2 2 bad\nq3 Q0 d6 3 1 bad\n");
-  char *dir = fresh_dir();
+  char *dir = th_fresh_dir();
   snprintf(path, sizeof path, "%s/crafted.h5", dir);
   char ga[4200], ba[4200];
   snprintf(ga, sizeof ga, "good=%s", g);
@@ -257,7 +235,7 @@ static const char *crafted_corpus(void)
 
 Test(worst, crafted_corpus)
 {
-  char *out = fresh_dir();
+  char *out = th_fresh_dir();
   char *argv[] = {(char *)th_bin(), "eval", (char *)crafted_corpus(), "-o", out, "-m", "RR", "--worst", "2",
                   "--top", "0", NULL};
   th_result r = th_run(NULL, argv, NULL, NULL);
@@ -265,7 +243,7 @@ Test(worst, crafted_corpus)
   th_free(&r);
   /* Ties keep corpus order (bad: q1 before q3 at 1/3); the first relevant
    * rank is empty when nothing relevant was retrieved. */
-  expect_file(join(out, "worst.csv"), "run,list,measure,position,query,value,first_relevant_rank,num_rel\n"
+  expect_file(th_join(out, "worst.csv"), "run,list,measure,position,query,value,first_relevant_rank,num_rel\n"
                                       "bad,worst,RR,1,q2,0,,1\n"
                                       "bad,worst,RR,2,q1,0.3333333333333333,3,2\n"
                                       "bad,no_relevant_retrieved,,1,q2,,,1\n"
@@ -277,7 +255,7 @@ Test(worst, crafted_corpus)
 Test(gate, exit_codes_and_report)
 {
   const char *corpus = crafted_corpus();
-  char *out = fresh_dir();
+  char *out = th_fresh_dir();
   /* Fails for bad (2/9 < 0.5), passes for good (exactly 0.5). */
   char *fail_argv[] = {(char *)th_bin(), "eval", (char *)corpus, "-o", out, "-m", "RR", "--gate", "RR>=0.5",
                        "--top", "0", NULL};
@@ -287,23 +265,23 @@ Test(gate, exit_codes_and_report)
   cr_assert(strstr(r.out, "\xE2\x9C\x97 RR >= 0.5  bad   0.2222"), "%s", r.out);
   cr_assert(strstr(r.out, "gates: 1 of 2 checks failed"), "%s", r.out);
   th_free(&r);
-  expect_file(join(out, "gates.csv"), "run,check,measure,op,threshold,value,pass\n"
+  expect_file(th_join(out, "gates.csv"), "run,check,measure,op,threshold,value,pass\n"
                                       "bad,RR >= 0.5,RR,>=,0.5,0.2222222222222222,false\n"
                                       "good,RR >= 0.5,RR,>=,0.5,0.5,true\n");
   /* Every output is still written. */
-  char *agg = th_slurp(join(out, "aggregate.csv"), NULL);
+  char *agg = th_slurp(th_join(out, "aggregate.csv"), NULL);
   cr_assert(agg && strstr(agg, "bad,RR,0.2222222222222222"), "aggregate.csv");
   free(agg);
 
   /* Passing gates exit 0; a gated measure not asked for with -m is computed. */
-  char *out2 = fresh_dir();
+  char *out2 = th_fresh_dir();
   char *pass_argv[] = {(char *)th_bin(), "eval", (char *)corpus, "-o", out2, "-m", "RR", "--gate", "RR > 0.2",
                        "--gate", "recip_rank<=1", "--gate", "P@1>=0", "--top", "0", NULL};
   r = th_run(NULL, pass_argv, NULL, NULL);
   cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);
   cr_assert(strstr(r.out, "gates: 0 of 6 checks failed"), "%s", r.out);
   th_free(&r);
-  agg = th_slurp(join(out2, "aggregate.csv"), NULL);
+  agg = th_slurp(th_join(out2, "aggregate.csv"), NULL);
   cr_assert(agg && strstr(agg, "good,P@1,0.3333333333333333"), "P@1 computed for its gate");
   free(agg);
 
@@ -327,7 +305,7 @@ static const char *generated_corpus(void)
 {
   static char path[4096];
   if (*path) return path;
-  char *dir = fresh_dir();
+  char *dir = th_fresh_dir();
   snprintf(path, sizeof path, "%s/g.h5", dir);
   char *argv[] = {sibling("gen_sweep"), "-o", path, "--queries", "1500", "--k", "20", "--seed", "3", NULL};
   th_result r = th_run(NULL, argv, NULL, NULL);
@@ -361,15 +339,15 @@ static th_result compare(const char *out, const char *threads, const char *extra
 
 Test(compare_cli, same_bytes_at_any_thread_count_and_in_the_serial_build, .timeout = 120)
 {
-  char *o1 = fresh_dir(), *o2 = fresh_dir(), *o3 = fresh_dir();
+  char *o1 = th_fresh_dir(), *o2 = th_fresh_dir(), *o3 = th_fresh_dir();
   th_result r1 = compare(o1, "1", NULL, NULL), r2 = compare(o2, "2", NULL, NULL), r3 = compare(o3, "3", NULL, NULL);
   cr_assert_eq(r1.status, 0, "%s", r1.err);
   cr_assert_eq(r2.status, 0, "%s", r2.err);
   cr_assert_eq(r3.status, 0, "%s", r3.err);
   const char *files[] = {"compare.csv", "summary.csv", "aggregate.csv"};
   for (size_t i = 0; i < 3; i++) {
-    char *a = th_slurp(join(o1, files[i]), NULL), *b = th_slurp(join(o2, files[i]), NULL),
-         *c = th_slurp(join(o3, files[i]), NULL);
+    char *a = th_slurp(th_join(o1, files[i]), NULL), *b = th_slurp(th_join(o2, files[i]), NULL),
+         *c = th_slurp(th_join(o3, files[i]), NULL);
     cr_assert(a && b && c, "%s", files[i]);
     cr_assert_str_eq(a, b, "%s differs at 1 and 2 threads", files[i]);
     cr_assert_str_eq(a, c, "%s differs at 1 and 3 threads", files[i]);
@@ -385,13 +363,13 @@ Test(compare_cli, same_bytes_at_any_thread_count_and_in_the_serial_build, .timeo
   }
   th_free(&r1), th_free(&r2), th_free(&r3);
   if (th_serial_bin()) {
-    char *o4 = fresh_dir();
+    char *o4 = th_fresh_dir();
     char *argv[] = {(char *)th_serial_bin(), "compare", (char *)generated_corpus(), "-o", o4, "--permutations",
                     "2000", "--bootstrap", "300", NULL};
     th_result r4 = th_run(NULL, argv, NULL, NULL);
     cr_assert_eq(r4.status, 0, "%s", r4.err);
     th_free(&r4);
-    char *a = th_slurp(join(o1, "compare.csv"), NULL), *d = th_slurp(join(o4, "compare.csv"), NULL);
+    char *a = th_slurp(th_join(o1, "compare.csv"), NULL), *d = th_slurp(th_join(o4, "compare.csv"), NULL);
     cr_assert(a && d);
     cr_assert_str_eq(a, d, "the serial build differs");
     free(a), free(d);
@@ -417,7 +395,7 @@ static void drop_last_column(char *s)
 Test(compare_cli, gates_fail_if_worse_and_per_query_input, .timeout = 120)
 {
   /* The best configuration of the generated sweep beats the others by far. */
-  char *o1 = fresh_dir();
+  char *o1 = th_fresh_dir();
   th_result r = compare(o1, "2", "--fail-if-worse-than", "bge-large_256_cross-encoder");
   cr_assert_eq(r.status, 3, "%s\n%s", r.out, r.err);
   cr_assert(strstr(r.out, "\xE2\x9C\x97 nDCG@10 not worse than bge-large_256_cross-encoder"), "%s", r.out);
@@ -427,7 +405,7 @@ Test(compare_cli, gates_fail_if_worse_and_per_query_input, .timeout = 120)
   cr_assert(strstr(r.out, "not significantly worse: bge-large_512_cross-encoder 0.6989 (p_adj 0.372)"), "%s", r.out);
   th_free(&r);
   /* Nothing is significantly worse than the weakest one. */
-  char *o2 = fresh_dir();
+  char *o2 = th_fresh_dir();
   r = compare(o2, "2", "--fail-if-worse-than", "minilm_1024_none");
   cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);
   th_free(&r);
@@ -442,19 +420,19 @@ Test(compare_cli, gates_fail_if_worse_and_per_query_input, .timeout = 120)
   th_free(&r);
 
   /* From per_query.csv: the same per-query values give the same summary. */
-  char *ev = fresh_dir();
+  char *ev = th_fresh_dir();
   char *eargv[] = {(char *)th_bin(), "eval", (char *)generated_corpus(), "-o", ev, "--per-query", "-m", "nDCG@10",
                    "-m", "RR@10", "-m", "R@10", "--top", "0", NULL};
   r = th_run(NULL, eargv, NULL, NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
-  char *o3 = fresh_dir();
-  char *pargv[] = {(char *)th_bin(), "compare", "--per-query", join(ev, "per_query.csv"), "-o", o3,
+  char *o3 = th_fresh_dir();
+  char *pargv[] = {(char *)th_bin(), "compare", "--per-query", th_join(ev, "per_query.csv"), "-o", o3,
                    "--permutations", "2000", "--bootstrap", "300", NULL};
   r = th_run(NULL, pargv, NULL, NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
-  char *a = th_slurp(join(o1, "summary.csv"), NULL), *b = th_slurp(join(o3, "summary.csv"), NULL);
+  char *a = th_slurp(th_join(o1, "summary.csv"), NULL), *b = th_slurp(th_join(o3, "summary.csv"), NULL);
   cr_assert(a && b);
   /* The same values; only the policy differs: "all" judged queries from the
    * corpus, "values" (those with a value for every run) from the file. */
@@ -465,11 +443,11 @@ Test(compare_cli, gates_fail_if_worse_and_per_query_input, .timeout = 120)
   free(a), free(b);
 
   /* All pairs: 24 * 23 / 2 rows per measure. */
-  char *o4 = fresh_dir();
+  char *o4 = th_fresh_dir();
   r = compare(o4, "2", "--all-pairs", "-mRR@10");
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
-  char *c = th_slurp(join(o4, "compare.csv"), NULL);
+  char *c = th_slurp(th_join(o4, "compare.csv"), NULL);
   size_t lines = 0;
   for (char *p = c; *p; p++) lines += *p == '\n';
   cr_assert_eq(lines, 1 + 276);

@@ -18,35 +18,6 @@
 
 /* --- helpers ------------------------------------------------------------------------ */
 
-static char *ring_slot(void)
-{
-  static char ring[64][4096];
-  static unsigned next;
-  return ring[next++ % 64];
-}
-
-static char *fresh_dir(void)
-{
-  char *d = ring_slot();
-  strcpy(d, "/tmp/ragsweep-outputs-XXXXXX");
-  cr_assert(mkdtemp(d), "mkdtemp");
-  return d;
-}
-
-static char *join(const char *dir, const char *name)
-{
-  /* via buf: dir may itself be a ring slot */
-  char buf[4096], *p = ring_slot();
-  snprintf(buf, sizeof buf, "%s/%s", dir, name);
-  return strcpy(p, buf);
-}
-
-static int exists(const char *path)
-{
-  struct stat st;
-  return stat(path, &st) == 0;
-}
-
 static void write_text(const char *path, const char *text)
 {
   FILE *f = fopen(path, "w");
@@ -84,7 +55,7 @@ static const char *const RUN_B = "q1 Q0 a 1 1 B\nq2 Q0 b 1 1 B\nq3 Q0 c 1 1 B\n"
 /* dir/c.h5 with runs A and B; attr ("A:key=value") is given to import when non-NULL. */
 static char *make_corpus(const char *dir, const char *attr)
 {
-  char *qrels = join(dir, "qrels.txt"), *a = join(dir, "a.txt"), *b = join(dir, "b.txt"), *corpus = join(dir, "c.h5");
+  char *qrels = th_join(dir, "qrels.txt"), *a = th_join(dir, "a.txt"), *b = th_join(dir, "b.txt"), *corpus = th_join(dir, "c.h5");
   write_text(qrels, QRELS);
   write_text(a, RUN_A);
   write_text(b, RUN_B);
@@ -102,7 +73,7 @@ static char *make_corpus(const char *dir, const char *attr)
 /* The first data line of path that starts with prefix, copied; "" when none. */
 static char *line_with(const char *path, const char *prefix)
 {
-  char *p = ring_slot();
+  char *p = th_ring_slot();
   p[0] = '\0';
   char *text = th_slurp(path, NULL);
   cr_assert(text, "cannot read %s", path);
@@ -126,7 +97,7 @@ Test(outputs, attribute_named_like_a_column_is_rejected_by_eval_compare_and_chec
 {
   static const char *const clash[] = {"A:measure=x", "A:run=x", "A:value=1", "A:n=3", "A:mean_ms=1", "A:queries=all"};
   for (size_t i = 0; i < sizeof clash / sizeof *clash; i++) {
-    char *dir = fresh_dir(), *corpus = make_corpus(dir, clash[i]), *out = join(dir, "out");
+    char *dir = th_fresh_dir(), *corpus = make_corpus(dir, clash[i]), *out = th_join(dir, "out");
     char key[64];
     snprintf(key, sizeof key, "attribute '%.*s'", (int)(strchr(clash[i], '=') - clash[i] - 2), clash[i] + 2);
 
@@ -135,14 +106,14 @@ Test(outputs, attribute_named_like_a_column_is_rejected_by_eval_compare_and_chec
     cr_expect_eq(r.status, 2, "%s: eval exit %d: %s", clash[i], r.status, r.err);
     cr_expect(strstr(r.err, key) && strstr(r.err, "/runs/A") && strstr(r.err, corpus) && strstr(r.err, "rename"),
               "%s: %s", clash[i], r.err);
-    cr_expect(!exists(join(out, "aggregate.csv")), "%s: eval left an aggregate.csv", clash[i]);
+    cr_expect(!th_exists(th_join(out, "aggregate.csv")), "%s: eval left an aggregate.csv", clash[i]);
     th_free(&r);
 
     char *cmp[] = {NULL, "compare", corpus, "-o", out, NULL};
     r = run_argv(cmp);
     cr_expect_eq(r.status, 2, "%s: compare exit %d: %s", clash[i], r.status, r.err);
     cr_expect(strstr(r.err, key), "%s: %s", clash[i], r.err);
-    cr_expect(!exists(join(out, "compare.csv")), "%s: compare left a compare.csv", clash[i]);
+    cr_expect(!th_exists(th_join(out, "compare.csv")), "%s: compare left a compare.csv", clash[i]);
     th_free(&r);
 
     char *chk[] = {NULL, "check", corpus, NULL};
@@ -156,13 +127,13 @@ Test(outputs, attribute_named_like_a_column_is_rejected_by_eval_compare_and_chec
 
 Test(outputs, attribute_with_a_free_name_is_kept)
 {
-  char *dir = fresh_dir(), *corpus = make_corpus(dir, "A:model=m1"), *out = join(dir, "out");
+  char *dir = th_fresh_dir(), *corpus = make_corpus(dir, "A:model=m1"), *out = th_join(dir, "out");
   char *ev[] = {NULL, "eval", corpus, "-o", out, "--quiet", "-m", "RR", NULL};
   th_result r = run_argv(ev);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
-  cr_expect_str_eq(line_with(join(out, "aggregate.csv"), "run,"), "run,model,measure,value,queries");
-  cr_expect_str_eq(line_with(join(out, "aggregate.csv"), "A,m1,RR,"), "A,m1,RR,0.75,ranked");
+  cr_expect_str_eq(line_with(th_join(out, "aggregate.csv"), "run,"), "run,model,measure,value,queries");
+  cr_expect_str_eq(line_with(th_join(out, "aggregate.csv"), "A,m1,RR,"), "A,m1,RR,0.75,ranked");
 }
 
 /* --- run names repeated across files -------------------------------------------------- */
@@ -170,7 +141,7 @@ Test(outputs, attribute_with_a_free_name_is_kept)
 Test(outputs, check_rejects_a_run_name_repeated_across_files)
 {
   /* The corpus given again as a run file repeats both of its runs. */
-  char *dir = fresh_dir(), *corpus = make_corpus(dir, NULL);
+  char *dir = th_fresh_dir(), *corpus = make_corpus(dir, NULL);
   char *chk[] = {NULL, "check", corpus, corpus, NULL};
   th_result r = run_argv(chk);
   cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.out);
@@ -181,7 +152,7 @@ Test(outputs, check_rejects_a_run_name_repeated_across_files)
   cr_expect(strstr(r.out, "problems found"), "%s", r.out);
   th_free(&r);
   /* eval says the same */
-  char *out = join(dir, "out");
+  char *out = th_join(dir, "out");
   char *ev[] = {NULL, "eval", corpus, corpus, "-o", out, "--quiet", NULL};
   r = run_argv(ev);
   cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
@@ -193,32 +164,32 @@ Test(outputs, check_rejects_a_run_name_repeated_across_files)
 
 Test(outputs, eval_and_compare_write_their_query_policy)
 {
-  char *dir = fresh_dir(), *corpus = make_corpus(dir, NULL);
-  char *e_out = join(dir, "e"), *c_out = join(dir, "c"), *a_out = join(dir, "a"), *j_out = join(dir, "j");
+  char *dir = th_fresh_dir(), *corpus = make_corpus(dir, NULL);
+  char *e_out = th_join(dir, "e"), *c_out = th_join(dir, "c"), *a_out = th_join(dir, "a"), *j_out = th_join(dir, "j");
   char *ev[] = {NULL, "eval", corpus, "-o", e_out, "--quiet", "-m", "RR", NULL};
   th_result r = run_argv(ev);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_expect(strstr(r.out, "queries: ranked (the judged queries each run ranks"), "%s", r.out);
   th_free(&r);
-  cr_expect_str_eq(line_with(join(e_out, "aggregate.csv"), "run,"), "run,measure,value,queries");
-  cr_expect_str_eq(line_with(join(e_out, "aggregate.csv"), "A,RR,"), "A,RR,0.75,ranked");
-  cr_expect_str_eq(line_with(join(e_out, "aggregate.csv"), "A,num_q,"), "A,num_q,2,ranked");
+  cr_expect_str_eq(line_with(th_join(e_out, "aggregate.csv"), "run,"), "run,measure,value,queries");
+  cr_expect_str_eq(line_with(th_join(e_out, "aggregate.csv"), "A,RR,"), "A,RR,0.75,ranked");
+  cr_expect_str_eq(line_with(th_join(e_out, "aggregate.csv"), "A,num_q,"), "A,num_q,2,ranked");
 
   char *ea[] = {NULL, "eval", corpus, "-o", a_out, "--quiet", "-m", "RR", "--queries=all", NULL};
   r = run_argv(ea);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
-  cr_expect_str_eq(line_with(join(a_out, "aggregate.csv"), "A,RR,"), "A,RR,0.5,all");
+  cr_expect_str_eq(line_with(th_join(a_out, "aggregate.csv"), "A,RR,"), "A,RR,0.5,all");
 
   char *cmp[] = {NULL, "compare", corpus, "-o", c_out, "-m", "RR", NULL};
   r = run_argv(cmp);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_expect(strstr(r.out, "queries: all (every judged query"), "%s", r.out);
   th_free(&r);
-  cr_expect_str_eq(line_with(join(c_out, "aggregate.csv"), "A,RR,"), "A,RR,0.5,all");
-  cr_expect(strstr(line_with(join(c_out, "compare.csv"), "run,"), ",p_perm_adj,queries"), "compare.csv header");
-  cr_expect(strstr(line_with(join(c_out, "summary.csv"), "measure,"), ",p_adj_vs_best,queries"), "summary.csv header");
-  const char *row = line_with(join(c_out, "summary.csv"), "RR,A,");
+  cr_expect_str_eq(line_with(th_join(c_out, "aggregate.csv"), "A,RR,"), "A,RR,0.5,all");
+  cr_expect(strstr(line_with(th_join(c_out, "compare.csv"), "run,"), ",p_perm_adj,queries"), "compare.csv header");
+  cr_expect(strstr(line_with(th_join(c_out, "summary.csv"), "measure,"), ",p_adj_vs_best,queries"), "summary.csv header");
+  const char *row = line_with(th_join(c_out, "summary.csv"), "RR,A,");
   cr_expect(strncmp(row, "RR,A,0.5,", 9) == 0 && strcmp(row + strlen(row) - 4, ",all") == 0, "%s", row);
 
   /* --queries=judged: the queries both runs rank (q1, q2): A 3/4, B 1 */
@@ -226,65 +197,65 @@ Test(outputs, eval_and_compare_write_their_query_policy)
   r = run_argv(cj);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
-  cr_expect_str_eq(line_with(join(j_out, "aggregate.csv"), "A,RR,"), "A,RR,0.75,common");
-  cr_expect_str_eq(line_with(join(j_out, "aggregate.csv"), "B,RR,"), "B,RR,1,common");
+  cr_expect_str_eq(line_with(th_join(j_out, "aggregate.csv"), "A,RR,"), "A,RR,0.75,common");
+  cr_expect_str_eq(line_with(th_join(j_out, "aggregate.csv"), "B,RR,"), "B,RR,1,common");
 }
 
 /* --- re-runs into an output folder ------------------------------------------------------- */
 
 Test(outputs, eval_rerun_removes_the_files_it_no_longer_writes)
 {
-  char *dir = fresh_dir(), *corpus = make_corpus(dir, NULL), *out = join(dir, "out");
+  char *dir = th_fresh_dir(), *corpus = make_corpus(dir, NULL), *out = th_join(dir, "out");
   char *first[] = {NULL, "eval", corpus, "-o", out, "--quiet", "-m", "RR", "--per-query", "--worst", "1",
                    "--gate", "RR>=0.1", NULL};
   th_result r = run_argv(first);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
   static const char *const all[] = {"aggregate.csv", "latency.csv", "per_query.csv", "worst.csv", "gates.csv"};
-  for (size_t i = 0; i < 5; i++) cr_assert(exists(join(out, all[i])), "first run: no %s", all[i]);
-  write_text(join(out, "notes.txt"), "mine\n");
+  for (size_t i = 0; i < 5; i++) cr_assert(th_exists(th_join(out, all[i])), "first run: no %s", all[i]);
+  write_text(th_join(out, "notes.txt"), "mine\n");
 
   char *second[] = {NULL, "eval", corpus, "-o", out, "--quiet", "-m", "RR", NULL};
   r = run_argv(second);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
-  cr_expect(exists(join(out, "aggregate.csv")) && exists(join(out, "latency.csv")));
-  cr_expect(!exists(join(out, "per_query.csv")), "stale per_query.csv kept");
-  cr_expect(!exists(join(out, "worst.csv")), "stale worst.csv kept");
-  cr_expect(!exists(join(out, "gates.csv")), "stale gates.csv kept");
-  cr_expect(exists(join(out, "notes.txt")), "a file eval does not own was removed");
+  cr_expect(th_exists(th_join(out, "aggregate.csv")) && th_exists(th_join(out, "latency.csv")));
+  cr_expect(!th_exists(th_join(out, "per_query.csv")), "stale per_query.csv kept");
+  cr_expect(!th_exists(th_join(out, "worst.csv")), "stale worst.csv kept");
+  cr_expect(!th_exists(th_join(out, "gates.csv")), "stale gates.csv kept");
+  cr_expect(th_exists(th_join(out, "notes.txt")), "a file eval does not own was removed");
 }
 
 Test(outputs, a_failed_eval_keeps_the_previous_outputs_whole)
 {
-  char *dir = fresh_dir(), *corpus = make_corpus(dir, NULL), *out = join(dir, "out");
+  char *dir = th_fresh_dir(), *corpus = make_corpus(dir, NULL), *out = th_join(dir, "out");
   char *first[] = {NULL, "eval", corpus, "-o", out, "--quiet", "-m", "RR", "--per-query", NULL};
   th_result r = run_argv(first);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
-  char *bad[] = {NULL, "eval", corpus, join(dir, "missing.h5"), "-o", out, "--quiet", NULL};
+  char *bad[] = {NULL, "eval", corpus, th_join(dir, "missing.h5"), "-o", out, "--quiet", NULL};
   r = run_argv(bad);
   cr_expect_eq(r.status, 2, "%s", r.err);
   th_free(&r);
-  cr_expect(exists(join(out, "per_query.csv")) && exists(join(out, "aggregate.csv")));
+  cr_expect(th_exists(th_join(out, "per_query.csv")) && th_exists(th_join(out, "aggregate.csv")));
   cr_expect_eq(count_tmp(out), 0);
 }
 
 Test(outputs, compare_rerun_removes_the_files_it_no_longer_writes)
 {
-  char *dir = fresh_dir(), *corpus = make_corpus(dir, NULL), *out = join(dir, "out");
+  char *dir = th_fresh_dir(), *corpus = make_corpus(dir, NULL), *out = th_join(dir, "out");
   char *first[] = {NULL, "compare", corpus, "-o", out, "-m", "RR", "--worst", "1", "--gate", "RR>=0.1", NULL};
   th_result r = run_argv(first);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
-  cr_assert(exists(join(out, "worst.csv")) && exists(join(out, "gates.csv")));
+  cr_assert(th_exists(th_join(out, "worst.csv")) && th_exists(th_join(out, "gates.csv")));
   char *second[] = {NULL, "compare", corpus, "-o", out, "-m", "RR", NULL};
   r = run_argv(second);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
-  cr_expect(exists(join(out, "compare.csv")) && exists(join(out, "summary.csv")) && exists(join(out, "aggregate.csv")));
-  cr_expect(!exists(join(out, "worst.csv")), "stale worst.csv kept");
-  cr_expect(!exists(join(out, "gates.csv")), "stale gates.csv kept");
+  cr_expect(th_exists(th_join(out, "compare.csv")) && th_exists(th_join(out, "summary.csv")) && th_exists(th_join(out, "aggregate.csv")));
+  cr_expect(!th_exists(th_join(out, "worst.csv")), "stale worst.csv kept");
+  cr_expect(!th_exists(th_join(out, "gates.csv")), "stale gates.csv kept");
 }
 
 /* --- temporary files --------------------------------------------------------------------- */
@@ -302,24 +273,24 @@ static pid_t dead_pid(void)
 
 Test(outputs, stale_temporary_files_of_dead_processes_are_removed)
 {
-  char *dir = fresh_dir(), *corpus = make_corpus(dir, NULL), *out = join(dir, "out");
+  char *dir = th_fresh_dir(), *corpus = make_corpus(dir, NULL), *out = th_join(dir, "out");
   cr_assert_eq(mkdir(out, 0777), 0);
   char name[256];
   snprintf(name, sizeof name, ".per_query.csv.tmp.%ld", (long)dead_pid());
-  char *stale = join(out, name);
+  char *stale = th_join(out, name);
   write_text(stale, "run,query,measure,value\n");
   snprintf(name, sizeof name, ".aggregate.csv.tmp.%ld", (long)getpid()); /* a live process's: kept */
-  char *live = join(out, name);
+  char *live = th_join(out, name);
   write_text(live, "x\n");
-  char *other = join(out, ".notes.tmp.12ab"); /* not ragsweep's pattern: kept */
+  char *other = th_join(out, ".notes.tmp.12ab"); /* not ragsweep's pattern: kept */
   write_text(other, "x\n");
   char *ev[] = {NULL, "eval", corpus, "-o", out, "--quiet", "-m", "RR", NULL};
   th_result r = run_argv(ev);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
-  cr_expect(!exists(stale), "stale temporary file kept");
-  cr_expect(exists(live), "a live process's temporary file was removed");
-  cr_expect(exists(other), "a file outside the pattern was removed");
+  cr_expect(!th_exists(stale), "stale temporary file kept");
+  cr_expect(th_exists(live), "a live process's temporary file was removed");
+  cr_expect(th_exists(other), "a file outside the pattern was removed");
 }
 
 static double now(void)
@@ -334,7 +305,7 @@ static double now(void)
  * left.  Every wait is bounded; the child is SIGKILLed if it outlives them. */
 static void signal_mid_write(int sig)
 {
-  char *dir = fresh_dir(), *corpus = join(dir, "g.h5"), *out = join(dir, "out");
+  char *dir = th_fresh_dir(), *corpus = th_join(dir, "g.h5"), *out = th_join(dir, "out");
   char gen[4096];
   snprintf(gen, sizeof gen, "%s", th_bin());
   strcpy(strrchr(gen, '/') + 1, "gen_sweep");
@@ -357,14 +328,14 @@ static void signal_mid_write(int sig)
   snprintf(tmp, sizeof tmp, "%s/.per_query.csv.tmp.%ld", out, (long)pid);
   int st = 0, reaped = 0;
   const double t0 = now();
-  while (!exists(tmp) && now() - t0 < 30.0) {
+  while (!th_exists(tmp) && now() - t0 < 30.0) {
     if (waitpid(pid, &st, WNOHANG) == pid) {
       reaped = 1;
       break;
     }
     usleep(2000);
   }
-  const int seen = exists(tmp);
+  const int seen = th_exists(tmp);
   if (!reaped) kill(pid, seen ? sig : SIGKILL);
   for (const double t1 = now(); !reaped && now() - t1 < 20.0; usleep(10000))
     if (waitpid(pid, &st, WNOHANG) == pid) reaped = 1;
@@ -374,9 +345,9 @@ static void signal_mid_write(int sig)
   }
   cr_assert(seen, "eval ended before its temporary per_query.csv was seen (status %d)", st);
   cr_expect(WIFSIGNALED(st) && WTERMSIG(st) == sig, "eval did not die of signal %d (status 0x%x)", sig, st);
-  cr_expect(!exists(tmp), "%s left behind", tmp);
+  cr_expect(!th_exists(tmp), "%s left behind", tmp);
   cr_expect_eq(count_tmp(out), 0, "temporary files left in %s", out);
-  cr_expect(!exists(join(out, "per_query.csv")), "a per_query.csv was committed");
+  cr_expect(!th_exists(th_join(out, "per_query.csv")), "a per_query.csv was committed");
 }
 
 Test(outputs, sigterm_during_eval_per_query_removes_the_temporary_files, .timeout = 120)
@@ -393,24 +364,24 @@ Test(outputs, sigint_during_eval_per_query_removes_the_temporary_files, .timeout
 
 Test(outputs, export_that_fails_late_leaves_no_file)
 {
-  char *dir = fresh_dir(), *corpus = make_corpus(dir, NULL), *out = join(dir, "exp");
+  char *dir = th_fresh_dir(), *corpus = make_corpus(dir, NULL), *out = th_join(dir, "exp");
   /* qrels.txt, A.txt and B.txt are written before the missing run file fails. */
-  char *ex[] = {NULL, "export", corpus, join(dir, "missing.h5"), "-o", out, NULL};
+  char *ex[] = {NULL, "export", corpus, th_join(dir, "missing.h5"), "-o", out, NULL};
   th_result r = run_argv(ex);
   cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
   cr_expect(strstr(r.err, "missing.h5"), "%s", r.err);
   th_free(&r);
-  cr_expect(!exists(join(out, "qrels.txt")), "a complete-looking qrels.txt was left");
-  cr_expect(!exists(join(out, "A.txt")) && !exists(join(out, "B.txt")), "run files were left");
+  cr_expect(!th_exists(th_join(out, "qrels.txt")), "a complete-looking qrels.txt was left");
+  cr_expect(!th_exists(th_join(out, "A.txt")) && !th_exists(th_join(out, "B.txt")), "run files were left");
   cr_expect_eq(count_tmp(out), 0);
 
   char *ok[] = {NULL, "export", corpus, "-o", out, NULL};
   r = run_argv(ok);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
-  char *q = th_slurp(join(out, "qrels.txt"), NULL);
+  char *q = th_slurp(th_join(out, "qrels.txt"), NULL);
   cr_expect_str_eq(q, QRELS);
   free(q);
-  cr_expect(exists(join(out, "A.txt")) && exists(join(out, "B.txt")));
+  cr_expect(th_exists(th_join(out, "A.txt")) && th_exists(th_join(out, "B.txt")));
   cr_expect_eq(count_tmp(out), 0);
 }

@@ -21,36 +21,6 @@
 
 /* --- fixtures ------------------------------------------------------------------ */
 
-/* Paths live in a ring of static buffers: tests build many and free none
- * (the leak checker of `make asan` runs on the test process too). */
-static char *ring_slot(void)
-{
-  static char ring[64][4096];
-  static unsigned next;
-  return ring[next++ % 64];
-}
-
-static char *fresh_dir(void)
-{
-  char *d = ring_slot();
-  strcpy(d, "/tmp/ragsweep-test-XXXXXX");
-  cr_assert(mkdtemp(d), "mkdtemp");
-  return d;
-}
-
-static char *join(const char *dir, const char *name)
-{
-  char buf[4096], *p = ring_slot();
-  snprintf(buf, sizeof buf, "%s/%s", dir, name);
-  return strcpy(p, buf);
-}
-
-static int exists(const char *path)
-{
-  struct stat st;
-  return stat(path, &st) == 0;
-}
-
 /* A small corpus, in pieces a test may break before writing. */
 typedef struct {
   const char *qid[4];
@@ -146,7 +116,7 @@ static double agg_value(const char *csv, const char *run, const char *measure)
 
 Test(eval, hand_computed_values)
 {
-  char *dir = fresh_dir(), *corpus = join(dir, "c.h5"), *out = join(dir, "out");
+  char *dir = th_fresh_dir(), *corpus = th_join(dir, "c.h5"), *out = th_join(dir, "out");
   mini m = mini_default();
   write_mini(&m, corpus);
   char *argv[] = {(char *)th_bin(), "eval", corpus, "-o", out, "--quiet", "--per-query",
@@ -155,7 +125,7 @@ Test(eval, hand_computed_values)
                   "-m", "P(rel=2)@2", "-m", "NumRet", "-m", "NumRel", "-m", "NumRelRet", "-m", "ndcg_cut.2", NULL};
   th_result r = th_run(NULL, argv, NULL, NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
-  char *agg = join(out, "aggregate.csv");
+  char *agg = th_join(out, "aggregate.csv");
   /* q1 ranks d3 (unjudged), d0 (2), d1 (0), d2 (1); q2 ranks d4 (1), d5. */
   const struct { const char *m; double v; } want[] = {
       {"P@1", 0.5},                 /* q1 0, q2 1 */
@@ -188,11 +158,11 @@ Test(eval, hand_computed_values)
   cr_expect(fabs(agg_value(agg, "sys", "DCG@2") - (2.0 / log2(3.0) + 1.0) / 2) < 1e-15);
   /* Latency: [1, 2, 4] ms; numpy: mean 2.3333333333333335, percentiles 2.0,
    * 3.6000000000000005, 3.8, 3.96, 3.9960000000000004 (in ms). */
-  char *lat = th_slurp(join(out, "latency.csv"), NULL);
+  char *lat = th_slurp(th_join(out, "latency.csv"), NULL);
   cr_assert(lat);
   cr_expect(strstr(lat, "run,model,n,mean_ms,p50_ms,p90_ms,p95_ms,p99_ms,p999_ms,max_ms\n"), "%s", lat);
   cr_expect(strstr(lat, "sys,tiny,3,2.3333333333333335,2,3.6000000000000005,3.8,3.96,3.9960000000000004,4\n"), "%s", lat);
-  char *pq = th_slurp(join(out, "per_query.csv"), NULL);
+  char *pq = th_slurp(th_join(out, "per_query.csv"), NULL);
   cr_assert(pq);
   cr_expect(strstr(pq, "run,query,measure,value\nsys,q1,P@1,0\nsys,q1,P@2,0.5\n"), "%.200s", pq);
   cr_expect(!strstr(pq, "q3"), "the unjudged query is not evaluated");
@@ -204,13 +174,13 @@ Test(eval, hand_computed_values)
 
 Test(eval, queries_all_scores_missing_as_zero)
 {
-  char *dir = fresh_dir(), *corpus = join(dir, "c.h5"), *out = join(dir, "out");
+  char *dir = th_fresh_dir(), *corpus = th_join(dir, "c.h5"), *out = th_join(dir, "out");
   mini m = mini_default();
   for (size_t j = 0; j < m.k; j++) m.doc[1][j] = -1; /* q2 unranked */
   write_mini(&m, corpus);
   th_result r = ragsweep("eval", corpus, "-o", out, "-m", "RR", "--queries=all", "--quiet");
   cr_assert_eq(r.status, 0, "%s", r.err);
-  char *agg = join(out, "aggregate.csv");
+  char *agg = th_join(out, "aggregate.csv");
   cr_expect_eq(agg_value(agg, "sys", "RR"), 0.25);
   cr_expect_eq(agg_value(agg, "sys", "num_q"), 2);
   th_free(&r);
@@ -223,7 +193,7 @@ Test(eval, queries_all_scores_missing_as_zero)
 
 Test(eval, ties_trec_vs_stored)
 {
-  char *dir = fresh_dir(), *corpus = join(dir, "c.h5"), *out = join(dir, "out");
+  char *dir = th_fresh_dir(), *corpus = th_join(dir, "c.h5"), *out = th_join(dir, "out");
   mini m = mini_default();
   /* q1: all scores tie; trec order is doc id descending: d3 d2 d1 d0 */
   for (size_t j = 0; j < 4; j++) m.score[0][j] = 1.0;
@@ -231,7 +201,7 @@ Test(eval, ties_trec_vs_stored)
   write_mini(&m, corpus);
   th_result r = ragsweep("eval", corpus, "-o", out, "-m", "RR", "--quiet", NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
-  char *agg = join(out, "aggregate.csv");
+  char *agg = th_join(out, "aggregate.csv");
   cr_expect_eq(agg_value(agg, "sys", "RR"), (1.0 / 2 + 1.0) / 2, "trec: d2 (grade 1) is second");
   th_free(&r);
   r = ragsweep("eval", corpus, "-o", out, "-m", "RR", "--ties=stored", "--quiet");
@@ -287,7 +257,7 @@ ParameterizedTestParameters(broken, rejected)
 ParameterizedTest(int *index, broken, rejected)
 {
   const broken_case *bc = &broken[*index];
-  char *dir = fresh_dir(), *corpus = join(dir, "c.h5"), *out = join(dir, "out");
+  char *dir = th_fresh_dir(), *corpus = th_join(dir, "c.h5"), *out = th_join(dir, "out");
   mini m = mini_default();
   bc->breaker(&m);
   write_mini(&m, corpus);
@@ -299,14 +269,14 @@ ParameterizedTest(int *index, broken, rejected)
   cr_expect_eq(r.status, 2, "%s: eval exit %d", bc->name, r.status);
   cr_expect(strstr(r.err, bc->message), "%s: eval said:\n%s", bc->name, r.err);
   cr_expect(strstr(r.err, corpus), "%s: the message names the file", bc->name);
-  char *agg = join(out, "aggregate.csv"), *lat = join(out, "latency.csv");
-  cr_expect(!exists(agg) && !exists(lat), "%s: no CSV may be left behind", bc->name);
+  char *agg = th_join(out, "aggregate.csv"), *lat = th_join(out, "latency.csv");
+  cr_expect(!th_exists(agg) && !th_exists(lat), "%s: no CSV may be left behind", bc->name);
   th_free(&r);
 }
 
 Test(broken, structure)
 {
-  char *dir = fresh_dir(), *path = join(dir, "x.h5");
+  char *dir = th_fresh_dir(), *path = th_join(dir, "x.h5");
   rs_error err = {0};
   rs__h5w *w = NULL;
   /* a 1-D doc without offsets, float doc indexes, a row count that is not nq */
@@ -356,7 +326,7 @@ Test(broken, structure)
 
 Test(csv, awkward_ids_are_quoted)
 {
-  char *dir = fresh_dir(), *corpus = join(dir, "c.h5"), *out = join(dir, "out");
+  char *dir = th_fresh_dir(), *corpus = th_join(dir, "c.h5"), *out = th_join(dir, "out");
   mini m = mini_default();
   m.qid[0] = "q,1";
   m.qid[1] = "say \"hi\"\nthere";
@@ -365,7 +335,7 @@ Test(csv, awkward_ids_are_quoted)
   write_mini(&m, corpus);
   th_result r = ragsweep("eval", corpus, "-o", out, "-m", "P@1", "--per-query", "--quiet");
   cr_assert_eq(r.status, 0, "%s", r.err);
-  char *pq = th_slurp(join(out, "per_query.csv"), NULL);
+  char *pq = th_slurp(th_join(out, "per_query.csv"), NULL);
   cr_assert(pq);
   cr_expect_str_eq(pq, "run,query,measure,value\n"
                        "sys,\"q,1\",P@1,0\n"
@@ -388,7 +358,7 @@ static char *gen_path(void)
 
 Test(determinism, same_bytes_at_any_thread_count)
 {
-  char *dir = fresh_dir(), *corpus = join(dir, "g.h5");
+  char *dir = th_fresh_dir(), *corpus = th_join(dir, "g.h5");
   char *gargv[] = {gen_path(), "-o", corpus, "--queries", "3000", "--k", "50", "--runs-per-file", "5", NULL};
   th_result g = th_run(NULL, gargv, NULL, NULL);
   cr_assert_eq(g.status, 0, "%s", g.err);
@@ -397,12 +367,12 @@ Test(determinism, same_bytes_at_any_thread_count)
   for (int f = 0; f < 5; f++) {
     char name[64];
     snprintf(name, sizeof name, "g_runs_%03d.h5", f);
-    runs[f] = join(dir, name);
+    runs[f] = th_join(dir, name);
   }
   char *first_agg = NULL, *first_pq = NULL, *first_lat = NULL;
   const char *threads[] = {"1", "2", "3", "8", "serial"};
   for (size_t t = 0; t < 5; t++) {
-    char *out = join(dir, threads[t]);
+    char *out = th_join(dir, threads[t]);
     const char *bin = strcmp(threads[t], "serial") == 0 ? th_serial_bin() : th_bin();
     if (!bin) continue;
     /* small batches: many batches, and runs packed together */
@@ -413,8 +383,8 @@ Test(determinism, same_bytes_at_any_thread_count)
     th_result r = th_run(NULL, argv, NULL, NULL);
     cr_assert_eq(r.status, 0, "%s: %s", threads[t], r.err);
     th_free(&r);
-    char *agg = th_slurp(join(out, "aggregate.csv"), NULL), *pq = th_slurp(join(out, "per_query.csv"), NULL),
-         *lat = th_slurp(join(out, "latency.csv"), NULL);
+    char *agg = th_slurp(th_join(out, "aggregate.csv"), NULL), *pq = th_slurp(th_join(out, "per_query.csv"), NULL),
+         *lat = th_slurp(th_join(out, "latency.csv"), NULL);
     cr_assert(agg && pq && lat);
     if (!first_agg) {
       first_agg = agg, first_pq = pq, first_lat = lat;
@@ -566,7 +536,7 @@ Test(names, canonical)
 
 Test(import, json_eval_set_with_a_trec_run)
 {
-  char *dir = fresh_dir(), *corpus = join(dir, "c.h5"), *out = join(dir, "out");
+  char *dir = th_fresh_dir(), *corpus = th_join(dir, "c.h5"), *out = th_join(dir, "out");
   const char *json = th_write_temp(1, "set.json",
                                    "{\"queries\": ["
                                    "{\"id\": \"q2\", \"query\": \"second\", \"relevant_doc_ids\": [\"a\"]},"
@@ -591,7 +561,7 @@ Test(import, json_eval_set_with_a_trec_run)
   r = th_run(NULL, ev, NULL, NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   /* q1: z (grade 0) then c (3): RR 1/2; q2: y and a tie at 5, docno descending puts y first: RR 1/2 */
-  char *agg = join(out, "aggregate.csv");
+  char *agg = th_join(out, "aggregate.csv");
   cr_expect_eq(agg_value(agg, "dense", "RR"), 0.5);
   cr_expect_eq(agg_value(agg, "dense", "NumRel"), 3);
   char *head = th_slurp(agg, NULL);
