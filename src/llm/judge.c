@@ -17,10 +17,10 @@
 #include "formats/qrels_map.h"
 #include "formats/texts.h"
 #include "llm/cache.h"
+#include "llm/calls.h"
 #include "llm/wire.h"
 #include "metrics/spec.h"
 #include "stats/agreement.h"
-#include "util/sha256.h"
 #include "util/strbuf.h"
 
 /* What became of one request (one sample of one pair). */
@@ -35,16 +35,11 @@ enum {
 };
 static const char *const status_name[] = {"pending", "ok", "unparsed", "truncated", "bad_reply", "http_error", "not_sent"};
 
+/* What judge adds to a call: its pair and what its reply said. */
 typedef struct jreq {
-  uint8_t key[32];
   uint32_t pair;
-  uint8_t status, cached;
+  uint8_t status; /* REQ_* */
   int16_t label;
-  int32_t retries;
-  int64_t prompt_tokens, completion_tokens; /* -1: not reported */
-  double latency_ms;
-  double est_cost; /* USD estimated when it was sent (the budget's in-flight share) */
-  char *note; /* failures: what went wrong (never a secret) */
 } jreq;
 
 typedef struct jpair {
@@ -60,19 +55,13 @@ struct rs__judge {
   rs__texts *qtexts, *dtexts;
   jpair *pair;
   size_t n_pairs;
-  jreq *req;
+  jreq *req;           /* [n_req]: pair and label of each request */
+  rs__llm_call *call;  /* [n_req]: the same requests as the batch sees them */
   size_t n_req;
   rs__llm_cache *cache;
-  char *base_url; /* without a trailing '/' */
-  /* the HTTP loop */
-  size_t *todo;   /* request indexes to send, in order */
-  size_t n_todo, next_todo;
-  double inflight_cost; /* estimated USD of the requests in flight */
-  uint64_t gave_up_in_a_row; /* requests that exhausted their retries, since the last success */
-  struct timespec start;
+  rs__llm_calls_cfg calls_cfg;
+  rs__llm_calls_stats cs;
   rs__judge_stats st;
-  rs_error cache_err;
-  rs_code cache_rc;
 };
 
 static double now_s(void)
@@ -276,168 +265,52 @@ static char *request_body(const rs__judge *j, size_t i, size_t *len, int *cut)
   return body;
 }
 
-/* The cache key: everything that can change the answer, never the API key. */
-static void request_key(const rs__judge *j, const char *body, size_t len, unsigned sample, uint8_t key[32])
+static char *render_call(void *ctx, size_t i, const char **path, size_t *len)
 {
-  static const char tag[] = "ragsweep-llm-cache-1\n", path[] = "/chat/completions\n";
-  char num[32];
-  const int nn = snprintf(num, sizeof num, "\n%u", sample);
-  rs__sha256_ctx h;
-  rs__sha256_init(&h);
-  rs__sha256_update(&h, tag, sizeof tag - 1);
-  rs__sha256_update(&h, j->base_url, strlen(j->base_url));
-  rs__sha256_update(&h, "\n", 1);
-  rs__sha256_update(&h, path, sizeof path - 1);
-  rs__sha256_update(&h, body, len);
-  rs__sha256_update(&h, num, (size_t)nn);
-  rs__sha256_final(&h, key);
+  rs__judge *j = ctx;
+  int cut = 0;
+  char *body = request_body(j, i, len, &cut);
+  const size_t samples = (size_t)j->cfg->samples;
+  if (cut && i % samples == 0 && !j->pair[j->req[i].pair].cut) j->pair[j->req[i].pair].cut = 1, j->st.cut++;
+  *path = "/chat/completions";
+  return body;
 }
 
-/* Prompt tokens are estimated at 4 bytes each plus 8 for the framing: the
- * usual rule of thumb for English with OpenAI's tokenizers. */
-static uint64_t estimate_prompt_tokens(size_t body_len) { return (uint64_t)(body_len + 3) / 4 + 8; }
-
-static uint64_t estimate_completion_tokens(const rs__judge_cfg *cfg)
+/* Reads a 2xx body into request i. */
+static int take_call(void *ctx, size_t i, const char *body, size_t len, int cached, int64_t *prompt_tokens,
+                     int64_t *completion_tokens, char **note)
 {
-  uint64_t t = (uint64_t)cfg->prompt->expect_tokens;
-  if (cfg->max_tokens > 0 && (uint64_t)cfg->max_tokens < t) t = (uint64_t)cfg->max_tokens;
-  return t;
-}
-
-static double cost_of(const rs__judge_cfg *cfg, double prompt_tokens, double completion_tokens)
-{
-  return prompt_tokens * cfg->price_in / 1e6 + completion_tokens * cfg->price_out / 1e6;
-}
-
-/* Reads a 2xx body into request i; 1 when it is a chat completion (cached). */
-static int take_reply(rs__judge *j, size_t i, const char *body, size_t len)
-{
+  (void)cached;
+  rs__judge *j = ctx;
   jreq *r = &j->req[i];
   rs__chat_reply rep;
   const rs__reply_status st = rs__chat_reply_parse(body, len, &rep);
-  r->prompt_tokens = rep.prompt_tokens, r->completion_tokens = rep.completion_tokens;
-  int label = -1, keep = 0;
+  *prompt_tokens = rep.prompt_tokens, *completion_tokens = rep.completion_tokens;
+  int label = -1, t = RS_TAKE_NO_ANSWER;
   switch (st) {
   case RS_REPLY_OK:
-    keep = 1;
-    if (rs__prompt_parse(j->cfg->prompt, rep.content, &label)) r->status = REQ_OK, r->label = (int16_t)label;
+    if (rs__prompt_parse(j->cfg->prompt, rep.content, &label)) r->status = REQ_OK, r->label = (int16_t)label, t = RS_TAKE_ANSWER;
     else r->status = REQ_UNPARSED;
     break;
-  case RS_REPLY_TRUNCATED:
-    keep = 1;
-    r->status = REQ_TRUNCATED;
-    break;
+  case RS_REPLY_TRUNCATED: r->status = REQ_TRUNCATED; break;
   default:
     r->status = REQ_BAD_REPLY;
-    free(r->note);
-    r->note = strdup(rep.error ? rep.error : "the reply is not a chat completion");
+    *note = strdup(rep.error ? rep.error : "the reply is not a chat completion");
+    t = RS_TAKE_BAD;
     break;
   }
   rs__chat_reply_free(&rep);
-  return keep;
+  return t;
 }
 
-static void count_tokens(rs__judge *j, const jreq *r)
-{
-  if (r->prompt_tokens > 0) j->st.prompt_tokens += (uint64_t)r->prompt_tokens;
-  if (r->completion_tokens > 0) j->st.completion_tokens += (uint64_t)r->completion_tokens;
-}
-
-/* Servers quote the key back in some errors (OpenAI's 401 shows a masked
- * "sk-...abcd"): such words, and the key itself, become "[key]". */
-static void scrub_keys(char *msg, const char *key)
-{
-  const size_t nk = key ? strlen(key) : 0;
-  for (char *p = msg; *p;) {
-    const int is_key = nk >= 4 && strncmp(p, key, nk) == 0;
-    if (is_key || ((p == msg || p[-1] == ' ' || p[-1] == ':' || p[-1] == '\'') && strncmp(p, "sk-", 3) == 0)) {
-      size_t n = is_key ? nk : strcspn(p, " \t\n,;\"'");
-      const char mark[] = "[key]";
-      const size_t m = n < sizeof mark - 1 ? n : sizeof mark - 1;
-      memcpy(p, mark, m);
-      memmove(p + m, p + n, strlen(p + n) + 1);
-      p += m;
-      continue;
-    }
-    p++;
-  }
-}
-
-static int next_request(void *ctx, const char **path, char **body, size_t *body_len, size_t *tag)
+static void call_progress(void *ctx, const rs__llm_calls_stats *cs)
 {
   rs__judge *j = ctx;
-  const rs__judge_cfg *cfg = j->cfg;
-  if (j->next_todo >= j->n_todo || j->st.stopped_fatal || j->cache_rc) return 0;
-  const size_t i = j->todo[j->next_todo];
-  int cut;
-  char *b = request_body(j, i, body_len, &cut);
-  if (!b) return 0;
-  if (cfg->max_cost >= 0) {
-    const double est = cost_of(cfg, (double)estimate_prompt_tokens(*body_len), (double)estimate_completion_tokens(cfg));
-    if (j->st.cost + j->inflight_cost + est > cfg->max_cost) {
-      free(b);
-      j->st.stopped_budget = 1;
-      return 0;
-    }
-    j->inflight_cost += est;
-    j->req[i].est_cost = est;
-  }
-  j->next_todo++;
-  *path = "/chat/completions";
-  *body = b;
-  *tag = i;
-  return 1;
-}
-
-static int request_done(void *ctx, const rs__http_result *res)
-{
-  rs__judge *j = ctx;
-  const rs__judge_cfg *cfg = j->cfg;
-  jreq *r = &j->req[res->tag];
-  r->retries = res->retries;
-  r->latency_ms = res->latency_ms;
-  j->st.sent++, j->st.done++;
-  j->st.retries += (uint64_t)res->retries;
-  j->inflight_cost -= r->est_cost;
-  if (res->outcome == RS_HTTP_OK) {
-    j->gave_up_in_a_row = 0;
-    if (take_reply(j, res->tag, res->body, res->body_len)) {
-      /* Stored before anything else happens to it: a kill after this line
-       * loses nothing. */
-      const rs__cache_entry e = {(char *)res->body, res->body_len, res->status, r->prompt_tokens,
-                                 r->completion_tokens, res->latency_ms, (char *)cfg->model, (int64_t)time(NULL)};
-      if (!j->cache_rc) j->cache_rc = rs__llm_cache_put(j->cache, r->key, &e, &j->cache_err);
-    }
-    count_tokens(j, r);
-    j->st.cost += cost_of(cfg, r->prompt_tokens > 0 ? (double)r->prompt_tokens : 0.0,
-                          r->completion_tokens > 0 ? (double)r->completion_tokens : 0.0);
-  } else {
-    r->status = REQ_HTTP_ERROR;
-    char *msg = res->status ? rs__llm_error_message(res->body, res->body_len) : NULL;
-    if (msg && strstr(res->message, msg)) free(msg), msg = NULL; /* the transport quoted it already */
-    if (msg) scrub_keys(msg, cfg->http.api_key);
-    char text[800];
-    snprintf(text, sizeof text, "%s%s%s", res->message, msg ? ": " : "", msg ? msg : "");
-    free(msg);
-    free(r->note);
-    r->note = strdup(text);
-    /* A server that is down fails every request after all its retries;
-     * going on would take hours and judge nothing. */
-    const uint64_t limit = cfg->http.concurrency < 4 ? 4 : (uint64_t)cfg->http.concurrency;
-    const int down = res->outcome == RS_HTTP_GAVE_UP && ++j->gave_up_in_a_row >= limit;
-    if ((res->outcome == RS_HTTP_FATAL || down) && !j->st.stopped_fatal) {
-      j->st.stopped_fatal = 1;
-      if (down)
-        snprintf(j->st.fatal_message, sizeof j->st.fatal_message,
-                 "%llu requests in a row failed after %d retries each (last: %s); is the server at %s up?",
-                 (unsigned long long)j->gave_up_in_a_row, cfg->http.max_retries, text, j->base_url);
-      else snprintf(j->st.fatal_message, sizeof j->st.fatal_message, "%s", text);
-    }
-  }
-  if (r->status != REQ_OK) j->st.request_failures++;
-  j->st.wall_s = now_s() - (double)j->start.tv_sec - 1e-9 * (double)j->start.tv_nsec;
-  if (cfg->progress) cfg->progress(cfg->progress_ctx, &j->st);
-  return j->cache_rc != RS_OK || j->st.stopped_fatal;
+  rs__judge_stats *s = &j->st;
+  s->cached = cs->cached, s->sent = cs->sent, s->retries = cs->retries, s->done = cs->done;
+  s->request_failures = cs->failed;
+  s->wall_s = cs->wall_s;
+  if (j->cfg->progress) j->cfg->progress(j->cfg->progress_ctx, s);
 }
 
 /* The pair's label: the most frequent among its samples' labels (ties to
@@ -478,61 +351,43 @@ static rs_code judge_requests(rs__judge *j, rs_error *err)
   const size_t samples = (size_t)cfg->samples;
   j->n_req = j->n_pairs * samples;
   j->st.requests = j->n_req;
-  if (!(j->req = rs__calloc(j->n_req, sizeof *j->req)) || !(j->todo = rs__malloc(rs__mul(j->n_req, sizeof *j->todo))))
+  if (!(j->req = rs__calloc(j->n_req, sizeof *j->req)) || !(j->call = rs__calloc(j->n_req, sizeof *j->call)))
     return rs__fail(err, RS_NOMEM, "out of memory for %zu requests", j->n_req);
-  rs_code rc;
-  /* Keys first: what is cached is answered without the network. */
+  uint32_t expect = (uint32_t)cfg->prompt->expect_tokens;
+  if (cfg->max_tokens > 0 && (uint32_t)cfg->max_tokens < expect) expect = (uint32_t)cfg->max_tokens;
   for (size_t i = 0; i < j->n_req; i++) {
-    jreq *r = &j->req[i];
-    r->pair = (uint32_t)(i / samples);
-    r->label = -1;
-    r->prompt_tokens = r->completion_tokens = -1;
-    size_t len;
-    int cut;
-    char *body = request_body(j, i, &len, &cut);
-    if (!body) return rs__fail(err, RS_NOMEM, "out of memory rendering a prompt");
-    if (cut && i % samples == 0) j->pair[r->pair].cut = 1, j->st.cut++;
-    request_key(j, body, len, (unsigned)(i % samples), r->key);
-    free(body);
-    int found = 0;
-    if (cfg->dry_run) {
-      if (j->cache && (rc = rs__llm_cache_has(j->cache, r->key, &found, err))) return rc;
-      if (found) j->st.cached++;
-      else {
-        j->st.est_prompt_tokens += estimate_prompt_tokens(len);
-        j->st.est_completion_tokens += estimate_completion_tokens(cfg);
-      }
-      continue;
-    }
-    rs__cache_entry e = {0};
-    if ((rc = rs__llm_cache_get(j->cache, r->key, &e, &found, err))) return rc;
-    if (found) {
-      r->cached = 1;
-      r->latency_ms = e.latency_ms;
-      take_reply(j, i, e.body, e.body_len);
-      rs__cache_entry_free(&e);
-      count_tokens(j, r);
-      j->st.cached++, j->st.done++;
-      if (r->status != REQ_OK) j->st.request_failures++;
-    } else {
-      j->todo[j->n_todo++] = i;
-      j->st.est_prompt_tokens += estimate_prompt_tokens(len);
-      j->st.est_completion_tokens += estimate_completion_tokens(cfg);
-    }
+    j->req[i].pair = (uint32_t)(i / samples);
+    j->req[i].label = -1;
+    j->call[i].sample = (uint32_t)(i % samples);
+    j->call[i].expect_tokens = expect;
   }
-  j->st.est_cost = cost_of(cfg, (double)j->st.est_prompt_tokens, (double)j->st.est_completion_tokens);
-  if (cfg->dry_run) return RS_OK;
-  if (cfg->progress) cfg->progress(cfg->progress_ctx, &j->st);
-  if (j->n_todo) {
-    rs__http_stats hs = {0};
-    if ((rc = rs__http_run(&cfg->http, next_request, request_done, j, &hs, err))) return rc;
-    if (j->cache_rc) {
-      *err = j->cache_err;
-      return j->cache_rc;
-    }
+  rs__llm_calls_cfg *cc = &j->calls_cfg;
+  cc->http = cfg->http;
+  cc->cache = j->cache;
+  cc->model = cfg->model;
+  cc->price_in = cfg->price_in, cc->price_out = cfg->price_out, cc->max_cost = cfg->max_cost;
+  cc->dry_run = cfg->dry_run;
+  cc->render = render_call;
+  cc->take = take_call;
+  cc->progress = call_progress;
+  cc->ctx = j;
+  rs_code rc = rs__llm_calls_run(cc, j->call, j->n_req, &j->cs, err);
+  const rs__llm_calls_stats *cs = &j->cs;
+  rs__judge_stats *s = &j->st;
+  s->cached = cs->cached, s->sent = cs->sent, s->retries = cs->retries, s->done = cs->done;
+  s->request_failures = cs->failed;
+  s->prompt_tokens = cs->prompt_tokens, s->completion_tokens = cs->completion_tokens;
+  s->est_prompt_tokens = cs->est_prompt_tokens, s->est_completion_tokens = cs->est_completion_tokens;
+  s->cost = cs->cost, s->est_cost = cs->est_cost;
+  s->stopped_budget = cs->stopped_budget, s->stopped_fatal = cs->stopped_fatal;
+  memcpy(s->fatal_message, cs->fatal_message, sizeof s->fatal_message);
+  if (rc || cfg->dry_run) return rc;
+  for (size_t i = 0; i < j->n_req; i++) {
+    const uint8_t cst = j->call[i].status;
+    if (cst == RS_CALL_HTTP_ERROR) j->req[i].status = REQ_HTTP_ERROR;
+    else if (cst == RS_CALL_NOT_SENT) j->req[i].status = REQ_NOT_SENT;
+    else if (cst == RS_CALL_BAD_REPLY) j->req[i].status = REQ_BAD_REPLY;
   }
-  for (size_t i = 0; i < j->n_req; i++)
-    if (j->req[i].status == REQ_PENDING) j->req[i].status = REQ_NOT_SENT;
   for (size_t p = 0; p < j->n_pairs; p++) resolve_pair(j, p);
   return RS_OK;
 }
@@ -544,13 +399,10 @@ rs_code rs__judge_run(const rs__judge_cfg *cfg, rs__judge **out, rs_error *err)
     return rs__fail(err, RS_USAGE, "--samples: expected 1 to 1000, found %d", cfg->samples);
   rs__judge *j = rs__calloc(1, sizeof *j);
   if (!j) return rs__fail(err, RS_NOMEM, "out of memory");
-  clock_gettime(CLOCK_MONOTONIC, &j->start);
+  const double t0 = now_s();
   j->cfg = cfg;
   j->c = cfg->corpus;
   *out = j;
-  if (!(j->base_url = strdup(cfg->http.base_url))) return rs__fail(err, RS_NOMEM, "out of memory");
-  size_t n = strlen(j->base_url);
-  while (n && j->base_url[n - 1] == '/') j->base_url[--n] = '\0';
   rs_code rc;
   if ((rc = build_pairs(j, err)) || (rc = load_texts(j, err)) || (rc = check_texts(j, err))) return rc;
   /* A dry run creates nothing: without a cache file, nothing is cached. */
@@ -558,7 +410,7 @@ rs_code rs__judge_run(const rs__judge_cfg *cfg, rs__judge **out, rs_error *err)
   if (!cfg->dry_run || stat(cfg->cache_path, &st) == 0)
     if ((rc = rs__llm_cache_open(cfg->cache_path, &j->cache, err))) return rc;
   rc = judge_requests(j, err);
-  j->st.wall_s = now_s() - (double)j->start.tv_sec - 1e-9 * (double)j->start.tv_nsec;
+  j->st.wall_s = now_s() - t0;
   return rc;
 }
 
@@ -567,11 +419,10 @@ const rs__judge_stats *rs__judge_get_stats(const rs__judge *j) { return &j->st; 
 void rs__judge_free(rs__judge *j)
 {
   if (!j) return;
-  for (size_t i = 0; i < j->n_req; i++) free(j->req[i].note);
+  rs__llm_calls_clear(j->call, j->n_req);
+  free(j->call);
   free(j->req);
-  free(j->todo);
   free(j->pair);
-  free(j->base_url);
   rs__texts_free(j->qtexts);
   rs__texts_free(j->dtexts);
   rs__llm_cache_close(j->cache);
@@ -592,17 +443,19 @@ static rs_code write_qrels(const rs__judge *j, FILE *f)
 }
 
 /* The model's text of request i, from the cache (malloc'd), or NULL. */
-static char *reply_text(const rs__judge *j, const jreq *r, rs_error *err, rs_code *rc)
+static char *reply_text(const rs__judge *j, size_t i, rs_error *err, rs_code *rc)
 {
+  const jreq *r = &j->req[i];
+  *rc = RS_OK;
   if (r->status != REQ_OK && r->status != REQ_UNPARSED && r->status != REQ_TRUNCATED) return NULL;
-  rs__cache_entry e = {0};
-  int found = 0;
-  if ((*rc = rs__llm_cache_get(j->cache, r->key, &e, &found, err)) || !found) return NULL;
+  size_t len = 0;
+  char *body = rs__llm_calls_reply_body(&j->calls_cfg, &j->call[i], &len, err, rc);
+  if (!body) return NULL;
   rs__chat_reply rep;
-  rs__chat_reply_parse(e.body, e.body_len, &rep);
+  rs__chat_reply_parse(body, len, &rep);
   char *text = rep.content ? strdup(rep.content) : NULL;
   rs__chat_reply_free(&rep);
-  rs__cache_entry_free(&e);
+  free(body);
   return text;
 }
 
@@ -643,8 +496,8 @@ static rs_code write_judgments(const rs__judge *j, FILE *f, rs_error *err)
     int any_pt = 0, any_ct = 0, cached = 1, retries = 0;
     double latency = 0.0;
     for (size_t s = 0; s < samples; s++) {
-      const jreq *r = &j->req[i * samples + s];
-      char *text = reply_text(j, r, err, &rc);
+      const rs__llm_call *r = &j->call[i * samples + s];
+      char *text = reply_text(j, i * samples + s, err, &rc);
       if (rc) break;
       if (s) rs__sb_str(&b, ",");
       if (text) rs__sb_json_str(&b, text, strlen(text));
@@ -671,7 +524,7 @@ static rs_code write_judgments(const rs__judge *j, FILE *f, rs_error *err)
     json_key(&b, "doc_cut");
     rs__sb_str(&b, p->cut ? "true" : "false");
     for (size_t s = 0; s < samples; s++) {
-      const jreq *r = &j->req[i * samples + s];
+      const rs__llm_call *r = &j->call[i * samples + s];
       if (!r->note) continue;
       json_key(&b, "error");
       rs__sb_json_str(&b, r->note, strlen(r->note));
