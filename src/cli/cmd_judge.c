@@ -13,9 +13,9 @@
 
 #include "cli.h"
 #include "llm/judge.h"
+#include "llm_opts.h"
 #include "sweep_io.h"
 
-#define DEFAULT_BASE_URL "https://api.openai.com/v1"
 
 static void help(FILE *f)
 {
@@ -42,27 +42,10 @@ static void help(FILE *f)
           "how to ask:\n"
           "      --prompt P           binary (default: YES/NO -> 1/0), graded (0-3, UMBRELA's\n"
           "                           scale), or a prompt file (README, \"Prompt files\")\n"
-          "      --model NAME         model name (required; or RAGSWEEP_MODEL)\n"
-          "      --base-url URL       API base (default: OPENAI_BASE_URL, else " DEFAULT_BASE_URL ");\n"
-          "                           the key is read from OPENAI_API_KEY (optional for local servers)\n"
-          "      --temperature T      sampling temperature (default 0)\n"
-          "      --max-tokens N       completion limit sent with each request (default: none)\n"
           "      --samples N          ask N times, keep the most frequent label (default 1)\n"
-          "      --max-doc-chars N    cut passages to N characters (default 8000; 0: never)\n"
-          "transport:\n"
-          "      --concurrency N      requests in flight (default 8)\n"
-          "      --timeout S          seconds per request attempt (default 120)\n"
-          "      --rpm N              at most N requests started per minute (default: no limit)\n"
-          "      --max-retries N      retries on 429, 5xx, timeouts, broken connections (default 5)\n"
-          "      --cache PATH         reply cache, SQLite (default OUTDIR/cache.sqlite); may be shared\n"
-          "budget and failures:\n"
-          "      --dry-run            send nothing: pairs, cached, estimated tokens and cost\n"
-          "      --price-in USD       price per million prompt tokens (default 0)\n"
-          "      --price-out USD      price per million completion tokens (default 0)\n"
-          "      --max-cost USD       stop before the spend would exceed USD (judged pairs are kept)\n"
-          "      --max-failures F     fail (exit 2) when more than F of the pairs get no label: a\n"
-          "                           fraction or a percentage (default 1%%)\n"
-          "      --quiet              no progress line on stderr\n"
+          "      --max-doc-chars N    cut passages to N characters (default 8000; 0: never)\n");
+  llm_opts_help(f);
+  fprintf(f,
           "  -h, --help               this help\n"
           "\n"
           "exit status: 0 ok; 1 usage; 2 bad input, too many failures, an API error that\n"
@@ -80,23 +63,6 @@ static int usage_error(const char *fmt, ...)
   fprintf(stderr, " (see 'ragsweep judge --help')\n");
   va_end(ap);
   return RS_EXIT_USAGE;
-}
-
-/* --max-failures: "1%" or a fraction in [0, 1]. */
-static int parse_fraction(const char *s, double *out)
-{
-  char buf[64];
-  size_t n = strlen(s);
-  if (n == 0 || n >= sizeof buf) return 0;
-  memcpy(buf, s, n + 1);
-  double scale = 1.0;
-  if (buf[n - 1] == '%') buf[n - 1] = '\0', scale = 100.0;
-  double v;
-  if (!parse_real(buf, &v) || v < 0) return 0;
-  v /= scale;
-  if (v > 1) return 0;
-  *out = v;
-  return 1;
 }
 
 typedef struct {
@@ -126,11 +92,7 @@ static void show_progress(void *ctx, const rs__judge_stats *s)
   p->shown = 1;
 }
 
-enum {
-  OPT_DEPTH = 256, OPT_HOLES, OPT_TIES, OPT_QUERIES, OPT_DOCS, OPT_PROMPT, OPT_MODEL, OPT_BASE_URL, OPT_TEMP,
-  OPT_MAX_TOKENS, OPT_SAMPLES, OPT_MAX_DOC, OPT_CONC, OPT_TIMEOUT, OPT_RPM, OPT_RETRIES, OPT_CACHE, OPT_DRY,
-  OPT_PRICE_IN, OPT_PRICE_OUT, OPT_MAX_COST, OPT_MAX_FAIL, OPT_QUIET
-};
+enum { OPT_DEPTH = 256, OPT_HOLES, OPT_TIES, OPT_QUERIES, OPT_DOCS, OPT_PROMPT, OPT_SAMPLES, OPT_MAX_DOC };
 
 int rs_cli_judge(int argc, char **argv)
 {
@@ -138,39 +100,23 @@ int rs_cli_judge(int argc, char **argv)
       {"out", required_argument, 0, 'o'},           {"depth", required_argument, 0, OPT_DEPTH},
       {"holes-only", no_argument, 0, OPT_HOLES},    {"ties", required_argument, 0, OPT_TIES},
       {"queries", required_argument, 0, OPT_QUERIES}, {"docs", required_argument, 0, OPT_DOCS},
-      {"prompt", required_argument, 0, OPT_PROMPT}, {"model", required_argument, 0, OPT_MODEL},
-      {"base-url", required_argument, 0, OPT_BASE_URL}, {"temperature", required_argument, 0, OPT_TEMP},
-      {"max-tokens", required_argument, 0, OPT_MAX_TOKENS}, {"samples", required_argument, 0, OPT_SAMPLES},
-      {"max-doc-chars", required_argument, 0, OPT_MAX_DOC}, {"concurrency", required_argument, 0, OPT_CONC},
-      {"timeout", required_argument, 0, OPT_TIMEOUT}, {"rpm", required_argument, 0, OPT_RPM},
-      {"max-retries", required_argument, 0, OPT_RETRIES}, {"cache", required_argument, 0, OPT_CACHE},
-      {"dry-run", no_argument, 0, OPT_DRY},          {"price-in", required_argument, 0, OPT_PRICE_IN},
-      {"price-out", required_argument, 0, OPT_PRICE_OUT}, {"max-cost", required_argument, 0, OPT_MAX_COST},
-      {"max-failures", required_argument, 0, OPT_MAX_FAIL}, {"quiet", no_argument, 0, OPT_QUIET},
+      {"prompt", required_argument, 0, OPT_PROMPT}, {"samples", required_argument, 0, OPT_SAMPLES},
+      {"max-doc-chars", required_argument, 0, OPT_MAX_DOC}, LLM_OPTS_LONG,
       {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
   const char *out_dir = NULL, *prompt_spec = "binary", *cache_path = NULL;
   rs__judge_cfg cfg = {0};
   cfg.depth = 10;
   cfg.samples = 1;
   cfg.max_doc_chars = 8000;
-  cfg.max_failures = 0.01;
-  cfg.max_cost = -1;
-  cfg.model = getenv("RAGSWEEP_MODEL");
-  cfg.http.base_url = getenv("OPENAI_BASE_URL");
-  if (!cfg.http.base_url || !*cfg.http.base_url) cfg.http.base_url = DEFAULT_BASE_URL;
-  cfg.http.api_key = getenv("OPENAI_API_KEY");
-  cfg.http.concurrency = 8;
-  cfg.http.timeout_s = 120;
-  cfg.http.max_retries = 5;
-  cfg.http.backoff_initial_s = 1;
-  cfg.http.backoff_max_s = 60;
-  cfg.http.seed = 42;
-  int quiet = 0;
+  llm_opts lo;
+  llm_opts_init(&lo);
   long v;
-  double d;
   optind = 1;
   int c;
   while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
+    const llm_opt_result lr = llm_opts_parse(&lo, c, optarg, "judge");
+    if (lr == LLM_OPT_BAD) return RS_EXIT_USAGE;
+    if (lr == LLM_OPT_HANDLED) continue;
     switch (c) {
     case 'o': out_dir = optarg; break;
     case OPT_DEPTH:
@@ -186,16 +132,6 @@ int rs_cli_judge(int argc, char **argv)
     case OPT_QUERIES: cfg.queries_path = optarg; break;
     case OPT_DOCS: cfg.docs_path = optarg; break;
     case OPT_PROMPT: prompt_spec = optarg; break;
-    case OPT_MODEL: cfg.model = optarg; break;
-    case OPT_BASE_URL: cfg.http.base_url = optarg; break;
-    case OPT_TEMP:
-      if (!parse_real(optarg, &d) || d < 0 || d > 2) return usage_error("--temperature: expected a number from 0 to 2, found '%s'", optarg);
-      cfg.temperature = d;
-      break;
-    case OPT_MAX_TOKENS:
-      if (!parse_count(optarg, 1, &v) || v > 1000000) return usage_error("--max-tokens: expected an integer from 1 to 1000000, found '%s'", optarg);
-      cfg.max_tokens = (int)v;
-      break;
     case OPT_SAMPLES:
       if (!parse_count(optarg, 1, &v) || v > 1000) return usage_error("--samples: expected an integer from 1 to 1000, found '%s'", optarg);
       cfg.samples = (int)v;
@@ -204,45 +140,19 @@ int rs_cli_judge(int argc, char **argv)
       if (!parse_count(optarg, 0, &v)) return usage_error("--max-doc-chars: expected an integer >= 0, found '%s'", optarg);
       cfg.max_doc_chars = (size_t)v;
       break;
-    case OPT_CONC:
-      if (!parse_count(optarg, 1, &v) || v > 4096) return usage_error("--concurrency: expected an integer from 1 to 4096, found '%s'", optarg);
-      cfg.http.concurrency = (int)v;
-      break;
-    case OPT_TIMEOUT:
-      if (!parse_real(optarg, &d) || d <= 0 || d > 86400) return usage_error("--timeout: expected seconds > 0 (at most 86400), found '%s'", optarg);
-      cfg.http.timeout_s = d;
-      break;
-    case OPT_RPM:
-      if (!parse_real(optarg, &d) || d < 0) return usage_error("--rpm: expected a number of requests per minute >= 0, found '%s'", optarg);
-      cfg.http.rpm = d;
-      break;
-    case OPT_RETRIES:
-      if (!parse_count(optarg, 0, &v) || v > 100) return usage_error("--max-retries: expected an integer from 0 to 100, found '%s'", optarg);
-      cfg.http.max_retries = (int)v;
-      break;
-    case OPT_CACHE: cache_path = optarg; break;
-    case OPT_DRY: cfg.dry_run = 1; break;
-    case OPT_PRICE_IN:
-      if (!parse_real(optarg, &d) || d < 0) return usage_error("--price-in: expected USD per million tokens >= 0, found '%s'", optarg);
-      cfg.price_in = d;
-      break;
-    case OPT_PRICE_OUT:
-      if (!parse_real(optarg, &d) || d < 0) return usage_error("--price-out: expected USD per million tokens >= 0, found '%s'", optarg);
-      cfg.price_out = d;
-      break;
-    case OPT_MAX_COST:
-      if (!parse_real(optarg, &d) || d < 0) return usage_error("--max-cost: expected USD >= 0, found '%s'", optarg);
-      cfg.max_cost = d;
-      break;
-    case OPT_MAX_FAIL:
-      if (!parse_fraction(optarg, &cfg.max_failures))
-        return usage_error("--max-failures: expected a fraction from 0 to 1 or a percentage (1%%), found '%s'", optarg);
-      break;
-    case OPT_QUIET: quiet = 1; break;
     case 'h': help(stdout); return RS_EXIT_OK;
     default: return usage_error("unknown option or missing value in '%s'", argv[optind - 1]);
     }
   }
+  cfg.model = lo.model;
+  cfg.temperature = lo.temperature;
+  cfg.max_tokens = lo.max_tokens;
+  cfg.http = lo.http;
+  cfg.dry_run = lo.dry_run;
+  cfg.price_in = lo.price_in, cfg.price_out = lo.price_out, cfg.max_cost = lo.max_cost;
+  cfg.max_failures = lo.max_failures;
+  cache_path = lo.cache_path;
+  const int quiet = lo.quiet;
   /* getopt moved the positional arguments to the end */
   char **pos = argv + optind;
   const size_t n_pos = (size_t)(argc - optind);
