@@ -2,6 +2,10 @@
 #include "llm/wire.h"
 
 #include <json-c/json.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <strings.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -401,4 +405,176 @@ done:
   if (error) *error = why;
   else free(why);
   return st;
+}
+
+/* --- JSON in a model's reply text ------------------------------------------ */
+
+struct rs__reply_obj {
+  json_object *root;
+};
+
+/* The end (one past the balancing '}') of the object opening at s[0], or
+ * NULL when the text ends first.  Braces inside strings do not count. */
+static const char *balanced_end(const char *s)
+{
+  int depth = 0, in_str = 0;
+  for (const char *p = s; *p; p++) {
+    if (in_str) {
+      if (*p == '\\' && p[1]) p++;
+      else if (*p == '"') in_str = 0;
+    } else if (*p == '"') {
+      in_str = 1;
+    } else if (*p == '{') {
+      depth++;
+    } else if (*p == '}' && --depth == 0) {
+      return p + 1;
+    }
+  }
+  return NULL;
+}
+
+rs__reply_obj *rs__reply_obj_parse(const char *text)
+{
+  if (!text) return NULL;
+  /* At most 64 starts: each try scans to the end, and a hostile reply of
+   * many unbalanced braces must not cost quadratic time. */
+  int tries = 0;
+  for (const char *p = strchr(text, '{'); p && tries < 64; p = strchr(p + 1, '{'), tries++) {
+    const char *end = balanced_end(p);
+    if (!end) continue;
+    json_tokener *tok = json_tokener_new();
+    if (!tok) return NULL;
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+    json_object *root = json_tokener_parse_ex(tok, p, (int)(end - p));
+    const int ok = root && json_tokener_get_error(tok) == json_tokener_success &&
+                   json_object_is_type(root, json_type_object);
+    json_tokener_free(tok);
+    if (!ok) {
+      json_object_put(root);
+      continue;
+    }
+    rs__reply_obj *o = malloc(sizeof *o);
+    if (!o) {
+      json_object_put(root);
+      return NULL;
+    }
+    o->root = root;
+    return o;
+  }
+  return NULL;
+}
+
+void rs__reply_obj_free(rs__reply_obj *o)
+{
+  if (!o) return;
+  json_object_put(o->root);
+  free(o);
+}
+
+char *rs__reply_obj_string(const rs__reply_obj *o, const char *key)
+{
+  json_object *v = o ? get(o->root, key) : NULL;
+  if (!v || !json_object_is_type(v, json_type_string)) return NULL;
+  return dup_n(json_object_get_string(v), (size_t)json_object_get_string_len(v));
+}
+
+static int int_of(json_object *v, long *out)
+{
+  if (!v) return 0;
+  if (json_object_is_type(v, json_type_int)) {
+    errno = 0;
+    const int64_t x = json_object_get_int64(v);
+    if (x < LONG_MIN || x > LONG_MAX) return 0;
+    *out = (long)x;
+    return 1;
+  }
+  if (json_object_is_type(v, json_type_double)) {
+    const double d = json_object_get_double(v);
+    if (!(d == floor(d)) || fabs(d) > 1e15) return 0;
+    *out = (long)d;
+    return 1;
+  }
+  if (json_object_is_type(v, json_type_string)) {
+    const char *s = json_object_get_string(v);
+    char *end;
+    while (*s == ' ') s++;
+    if (!isdigit((unsigned char)*s) && !(*s == '-' && isdigit((unsigned char)s[1]))) return 0;
+    errno = 0;
+    const long x = strtol(s, &end, 10);
+    while (*end == ' ') end++;
+    if (*end || errno) return 0;
+    *out = x;
+    return 1;
+  }
+  return 0;
+}
+
+int rs__reply_obj_int(const rs__reply_obj *o, const char *key, long *v) { return o && int_of(get(o->root, key), v); }
+
+static int verdict_of(json_object *v, int *out)
+{
+  long x;
+  if (!v) return 0;
+  if (json_object_is_type(v, json_type_boolean)) {
+    *out = json_object_get_boolean(v) ? 1 : 0;
+    return 1;
+  }
+  if (json_object_is_type(v, json_type_string)) {
+    const char *s = json_object_get_string(v);
+    if (strcasecmp(s, "yes") == 0 || strcasecmp(s, "true") == 0) return *out = 1, 1;
+    if (strcasecmp(s, "no") == 0 || strcasecmp(s, "false") == 0) return *out = 0, 1;
+  }
+  if (!int_of(v, &x) || (x != 0 && x != 1)) return 0;
+  *out = (int)x;
+  return 1;
+}
+
+int rs__reply_obj_verdict(const rs__reply_obj *o, const char *key, int *v)
+{
+  return o && verdict_of(get(o->root, key), v);
+}
+
+void rs__str_array_free(char **v, size_t n)
+{
+  for (size_t i = 0; v && i < n; i++) free(v[i]);
+  free(v);
+}
+
+int rs__reply_obj_strings(const rs__reply_obj *o, const char *key, char ***out, size_t *n)
+{
+  json_object *a = o ? get(o->root, key) : NULL;
+  *out = NULL, *n = 0;
+  if (!a || !json_object_is_type(a, json_type_array)) return 0;
+  const size_t m = json_object_array_length(a);
+  char **v = calloc(m ? m : 1, sizeof *v);
+  if (!v) return 0;
+  for (size_t i = 0; i < m; i++) {
+    json_object *e = json_object_array_get_idx(a, i);
+    if (!e || !json_object_is_type(e, json_type_string) ||
+        !(v[i] = dup_n(json_object_get_string(e), (size_t)json_object_get_string_len(e)))) {
+      rs__str_array_free(v, i);
+      return 0;
+    }
+  }
+  *out = v, *n = m;
+  return 1;
+}
+
+int rs__reply_obj_verdicts(const rs__reply_obj *o, const char *key, const char *field, int **out, size_t *n)
+{
+  json_object *a = o ? get(o->root, key) : NULL;
+  *out = NULL, *n = 0;
+  if (!a || !json_object_is_type(a, json_type_array)) return 0;
+  const size_t m = json_object_array_length(a);
+  int *v = malloc((m ? m : 1) * sizeof *v);
+  if (!v) return 0;
+  for (size_t i = 0; i < m; i++) {
+    json_object *e = json_object_array_get_idx(a, i);
+    if (!e || !json_object_is_type(e, json_type_object) || !verdict_of(get(e, field), &v[i])) {
+      free(v);
+      return 0;
+    }
+  }
+  *out = v, *n = m;
+  return 1;
 }

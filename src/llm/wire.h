@@ -79,4 +79,36 @@ rs__reply_status rs__embed_reply_parse(const char *body, size_t len, size_t n_ex
  * of the first bad byte. */
 int rs__utf8_valid(const char *s, size_t n, size_t *bad);
 
+/* --- JSON in a model's reply text ----------------------------------------
+ *
+ * The metric prompts of `rag` and `synth` ask the model for one JSON
+ * object.  Models wrap it in ```json fences or a sentence; the object taken
+ * is the first '{' ... '}' span of the text that parses as JSON (strict
+ * json-c, spans tried from each '{' in order, each to its balancing '}'
+ * outside strings; at most 64 starts).  Anything else is no object: the
+ * caller's failure. */
+typedef struct rs__reply_obj rs__reply_obj;
+
+/* The first JSON object in text, or NULL. */
+rs__reply_obj *rs__reply_obj_parse(const char *text);
+void rs__reply_obj_free(rs__reply_obj *o);
+
+/* A string member (malloc'd copy), or NULL when absent or not a string. */
+char *rs__reply_obj_string(const rs__reply_obj *o, const char *key);
+/* An integer member: 1 and *v when it is an integer, a number with an
+ * integral value, or a string of decimal digits ("4"); else 0. */
+int rs__reply_obj_int(const rs__reply_obj *o, const char *key, long *v);
+/* A 0/1 verdict member: integers 0/1, booleans, or the strings "0", "1",
+ * "yes", "no" (any case); 1 and *v on success, else 0. */
+int rs__reply_obj_verdict(const rs__reply_obj *o, const char *key, int *v);
+/* A member that is an array of strings: 1 with *out (malloc'd array of
+ * malloc'd strings; free with rs__str_array_free) and *n; 0 when absent,
+ * not an array, or an element is not a string. */
+int rs__reply_obj_strings(const rs__reply_obj *o, const char *key, char ***out, size_t *n);
+/* Reads key: [{..., field: verdict}, ...]: 1 with *out (malloc'd, *n
+ * elements) when every element is an object with a verdict in field; 0
+ * otherwise. */
+int rs__reply_obj_verdicts(const rs__reply_obj *o, const char *key, const char *field, int **out, size_t *n);
+void rs__str_array_free(char **v, size_t n);
+
 #endif
