@@ -410,7 +410,8 @@ static char **take_names(name_table *t)
 static rs_code load_per_query_csv(const char *path, pq_layout layout, const rs__spec *want,
                                   const char *const *want_names, size_t n_want, values *x, rs_error *err)
 {
-  csv_load l = {.path = path, .layout = layout, .want = want, .want_names = want_names, .n_want = n_want};
+  csv_load l = {.path = path, .layout = layout, .want = want, .want_names = want_names, .n_want = n_want,
+                .judge_col = -1};
   rs_code rc = RS_OK;
   const int rag = layout == LAYOUT_PER_SAMPLE;
   if (rag && n_want && !(l.want_hit = rs__calloc(n_want, 1))) rc = rs__fail(err, RS_NOMEM, "out of memory");
