@@ -330,7 +330,7 @@ int rs_cli_rag(int argc, char **argv)
       if (strcmp(judges[i], judges[k]) == 0) rc = rs__fail(&err, RS_USAGE, "--judge-model %s is given twice", judges[i]);
   if (!rc && n_gates && !(gates = calloc(n_gates, sizeof *gates))) rc = rs__fail(&err, RS_NOMEM, "out of memory");
   for (size_t i = 0; i < n_gates && !rc; i++) {
-    if ((rc = gate_parse_name(gate_text[i], &gates[i], &err))) break;
+    if ((rc = gate_parse_plain(gate_text[i], &gates[i], &err))) break;
     if (metric_index(metrics, n_metrics, gates[i].measure) == SIZE_MAX)
       rc = rs__fail(&err, RS_USAGE, "gate '%s': '%s' is not among the metrics asked for (-m, --criterion)", gate_text[i],
                     gates[i].measure);

@@ -43,9 +43,9 @@ static char *trimmed(const char *s, size_t n)
   return strndup(s, n);
 }
 
-/* The grammar of a gate; *name (malloc'd) is the text before the operator,
- * trimmed and not yet checked. */
-static rs_code parse_parts(const char *text, gate *g, char **name, rs_error *err)
+/* Splits text at its operator into *g (threshold parsed) and *name (the
+ * trimmed measure as written, malloc'd). */
+static rs_code gate_split(const char *text, gate *g, char **name, rs_error *err)
 {
   memset(g, 0, sizeof *g);
   *name = NULL;
@@ -64,14 +64,10 @@ static rs_code parse_parts(const char *text, gate *g, char **name, rs_error *err
   g->op = *op == '>' ? (eq ? GATE_GE : GATE_GT) : (eq ? GATE_LE : GATE_LT);
   *name = trimmed(text, (size_t)(op - text));
   g->threshold_text = trimmed(op + 1 + eq, strlen(op + 1 + eq));
-  if (!*name || !g->threshold_text) {
-    free(*name);
-    *name = NULL;
-    gate_free(g);
-    return rs__fail(err, RS_NOMEM, "out of memory");
-  }
   rs_code rc = RS_OK;
-  if (!parse_real(g->threshold_text, &g->threshold))
+  if (!*name || !g->threshold_text)
+    rc = rs__fail(err, RS_NOMEM, "out of memory");
+  else if (!parse_real(g->threshold_text, &g->threshold))
     rc = rs__fail(err, RS_USAGE, "gate '%s': expected a number after '%s', found '%s'", text, gate_op_text(g->op),
                   g->threshold_text);
   else if (**name == '\0')
@@ -86,8 +82,8 @@ static rs_code parse_parts(const char *text, gate *g, char **name, rs_error *err
 
 rs_code gate_parse(const char *text, gate *g, rs_error *err)
 {
-  char *name = NULL;
-  rs_code rc = parse_parts(text, g, &name, err);
+  char *name;
+  rs_code rc = gate_split(text, g, &name, err);
   if (rc) return rc;
   rs__spec *spec = NULL;
   const char *names[1] = {name};
@@ -107,10 +103,10 @@ rs_code gate_parse(const char *text, gate *g, rs_error *err)
   return rc;
 }
 
-rs_code gate_parse_name(const char *text, gate *g, rs_error *err)
+rs_code gate_parse_plain(const char *text, gate *g, rs_error *err)
 {
-  char *name = NULL;
-  rs_code rc = parse_parts(text, g, &name, err);
+  char *name;
+  rs_code rc = gate_split(text, g, &name, err);
   if (!rc) g->measure = name;
   return rc;
 }
