@@ -10,6 +10,7 @@
 #include "formats/numparse.h"
 #include "engine/sched.h"
 #include "llm/wire.h" /* rs__utf8_valid */
+#include "util/tmpfiles.h"
 
 #include <hdf5.h>
 #include <inttypes.h>
@@ -1500,6 +1501,7 @@ rs_code rs__run_read_latency(const rs__run *run, double *out, rs_error *err)
 struct rs__h5w {
   hid_t fid, lcpl;
   char *path, *tmp;
+  int tmp_h; /* rs__tmp_register handle: the temporary file goes on SIGINT/SIGTERM */
 };
 
 static hid_t mem_type(rs__dtype t)
@@ -1530,13 +1532,23 @@ rs_code rs__h5w_create(const char *path, int corpus, rs__h5w **out, rs_error *er
 {
   h5_quiet();
   rs__h5w *w = rs__calloc(1, sizeof *w);
-  size_t len = strlen(path) + 32;
+  size_t len = strlen(path) + 40;
   if (!w || !(w->path = strdup(path)) || !(w->tmp = rs__malloc(len))) {
     if (w) free(w->path);
     free(w);
     return rs__fail(err, RS_NOMEM, "out of memory");
   }
-  snprintf(w->tmp, len, "%s.tmp.%ld", path, (long)getpid());
+  /* DIR/.NAME.tmp.PID, the name every output takes (util/tmpfiles.h): a
+   * signal removes it, and a later write of NAME removes it if a SIGKILL
+   * left it (only NAME's: DIR may be anyone's folder). */
+  const char *slash = strrchr(path, '/');
+  const int dir_len = slash ? (int)(slash - path) : 1;
+  const char *dir = slash ? path : ".", *base = slash ? slash + 1 : path;
+  snprintf(w->tmp, len, "%.*s/.%s.tmp.%ld", dir_len, dir, base, (long)getpid());
+  w->tmp[dir_len] = '\0';
+  rs__tmp_sweep_stale_of(dir_len ? w->tmp : "/", base);
+  w->tmp[dir_len] = '/';
+  w->tmp_h = rs__tmp_register(w->tmp);
   w->lcpl = H5Pcreate(H5P_LINK_CREATE);
   H5Pset_create_intermediate_group(w->lcpl, 1);
   /* Datasets of 64 KiB or more start on a 4 KiB boundary, so that readers
@@ -1547,6 +1559,7 @@ rs_code rs__h5w_create(const char *path, int corpus, rs__h5w **out, rs_error *er
   H5Pclose(fapl);
   if (w->fid < 0) {
     rs_code rc = rs__fail(err, RS_IO, "%s: cannot create%s", path, h5_reason());
+    rs__tmp_forget(w->tmp_h);
     H5Pclose(w->lcpl);
     free(w->tmp);
     free(w->path);
@@ -1569,6 +1582,7 @@ rs_code rs__h5w_create(const char *path, int corpus, rs__h5w **out, rs_error *er
 
 static void free_writer(rs__h5w *w)
 {
+  rs__tmp_forget(w->tmp_h);
   H5Pclose(w->lcpl);
   free(w->tmp);
   free(w->path);

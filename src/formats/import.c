@@ -14,6 +14,7 @@
 #include "formats/texts.h"
 #include "formats/trecrun.h"
 #include "util/strdict.h"
+#include "util/tmpfiles.h"
 
 /* --- doc ids: interned, then numbered in strcmp order ---------------------- */
 
@@ -91,6 +92,7 @@ typedef struct {
   int32_t *grade;
   const char *qrels_for_runs; /* qrels file the runs are read against */
   char tmp_qrels[4096];       /* a qrels file written for the runs, removed at the end */
+  int tmp_qrels_h;            /* its rs__tmp_register handle (-1: none), so a signal removes it too */
 } judgments;
 
 static int cmp_pstr(const void *a, const void *b) { return strcmp(**(char *const *const *)a, **(char *const *const *)b); }
@@ -141,6 +143,7 @@ static rs_code open_tmp_qrels(judgments *j, FILE **f, rs_error *err)
     return rs__fail(err, RS_IO, "TMPDIR %s: the path is too long for a temporary qrels file", dir);
   }
   int fd = mkstemp(j->tmp_qrels);
+  if (fd >= 0) j->tmp_qrels_h = rs__tmp_register(j->tmp_qrels);
   if (fd < 0 || !(*f = fdopen(fd, "w"))) {
     rs_code rc = rs__fail(err, RS_IO, "TMPDIR %s: cannot create a temporary qrels file: %s", dir, strerror(errno));
     if (fd >= 0) {
@@ -344,6 +347,7 @@ static void judgments_free(judgments *j)
   free(j->doc);
   free(j->grade);
   if (j->tmp_qrels[0]) unlink(j->tmp_qrels);
+  rs__tmp_forget(j->tmp_qrels_h);
 }
 
 /* --- runs ----------------------------------------------------------------------- */
@@ -549,7 +553,7 @@ rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *er
   rs__texts *qtexts = NULL, *dtexts = NULL;
   const char **qtext = NULL, **dtext = NULL;
   interner docs = {0};
-  judgments j = {0};
+  judgments j = {.tmp_qrels_h = -1};
   run_rows *runs = rs__calloc(cfg->n_runs ? cfg->n_runs : 1, sizeof *runs);
   int32_t *perm = NULL, *final = NULL;
   size_t *row_of = NULL, n_topics = 0;
