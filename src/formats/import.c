@@ -100,7 +100,7 @@ static int cmp_pstr(const void *a, const void *b) { return strcmp(**(char *const
 static rs_code judgments_from_qrels(const char *path, interner *docs, judgments *j, rs_error *err)
 {
   rs__qrels *q = NULL;
-  rs_code rc = rs__qrels_read(path, &q, err);
+  rs_code rc = rs__qrels_read(path, RS_NUMBERS_STRICT, &q, err);
   if (rc) return rc;
   for (size_t t = 0; t < q->n_topics; t++)
     if (q->dup[t] != SIZE_MAX) {
@@ -412,7 +412,7 @@ static int cmp_id(const void *a, const void *b) { return strcmp(sort_ids[*(const
 static rs_code map_topics(const judgments *j, size_t **row_of, size_t *n_topics, rs_error *err)
 {
   rs__qrels *q = NULL;
-  rs_code rc = rs__qrels_read(j->qrels_for_runs, &q, err);
+  rs_code rc = rs__qrels_read(j->qrels_for_runs, RS_NUMBERS_STRICT, &q, err);
   if (rc) return rc;
   size_t *rows = rs__malloc(rs__mul(q->n_topics ? q->n_topics : 1, sizeof *rows));
   if (!rows) {
@@ -441,7 +441,7 @@ static rs_code read_run(const rs__import_cfg *cfg, const rs__import_run *ir, con
   collect_ctx cc = {0};
   rs_code rc = RS_OK;
   if (!(cc.t = rs__calloc(n_topics ? n_topics : 1, sizeof *cc.t))) return rs__fail(err, RS_NOMEM, "out of memory");
-  if ((rc = rs__te_rankings(j->qrels_for_runs, ir->path, cfg->threads, collect, &cc, NULL, err))) goto done;
+  if ((rc = rs__te_rankings(j->qrels_for_runs, ir->path, RS_NUMBERS_STRICT, cfg->threads, collect, &cc, NULL, err))) goto done;
   memset(out, 0, sizeof *out);
   size_t total = 0;
   for (size_t t = 0; t < n_topics; t++) {
