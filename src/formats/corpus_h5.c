@@ -669,15 +669,16 @@ done:
 /* --- isolation from libhdf5's own crashes --------------------------------
  *
  * libhdf5 1.10 can segfault decoding a corrupt file (variable-length strings,
- * attributes, object headers).  Before the process opens a file, a forked
- * child opens it and decodes every piece the process will later ask HDF5
- * for: every object header and attribute, and every string dataset.  A child
- * that dies by a signal makes the open an RS_FORMAT error naming the object
- * it was decoding; a child that merely finds an error leaves the message to
- * the ordinary checks of the parent.  Numeric data is not read (the parent
- * reads it in blocks, and it has no pointers to follow). */
+ * attributes, object headers, chunk indexes, filter pipelines).  Before the
+ * process opens a file, a forked child opens it and decodes every piece the
+ * process will later ask HDF5 for: every object header and attribute, every
+ * string dataset, and every numeric dataset the process reads (qrels, run
+ * offsets, doc, score, latency), block by block into one fixed buffer.  A
+ * child that dies by a signal makes the open an RS_FORMAT error naming the
+ * object it was decoding; a child that merely finds an error leaves the
+ * message to the ordinary checks of the parent. */
 
-enum { PROBE_WHAT = 512, PROBE_BLOCK = 65536 };
+enum { PROBE_WHAT = 512, PROBE_BLOCK = 65536, PROBE_NUMBER_BYTES = 1 << 20 };
 
 typedef struct {
   char what[PROBE_WHAT]; /* the object being decoded, shared with the parent */
@@ -688,8 +689,9 @@ typedef struct {
 } probe_state;
 
 /* A child that makes no step for this long is stuck in libhdf5 (some
- * corrupt heaps make it loop forever); one step is one attribute or one
- * block of PROBE_BLOCK strings, milliseconds each. */
+ * corrupt heaps make it loop forever); one step is one attribute, one
+ * block of PROBE_BLOCK strings or of PROBE_NUMBER_BYTES of numbers,
+ * milliseconds each. */
 #define PROBE_STALL_SECONDS 10.0
 
 static void probe_mark(probe_state *ps, const char *obj, const char *attr)
@@ -734,6 +736,64 @@ static void probe_strings(hid_t d, uint64_t fsize, probe_state *ps)
   }
   free(buf);
 done:
+  close_id(ms);
+  close_id(mt);
+  close_id(fs);
+  close_id(ft);
+}
+
+/* 1 for the numeric datasets the parent reads: /qrels/{offsets,doc,grade}
+ * and /runs/NAME/{offsets,doc,score,latency}.  Others are never read, so a
+ * fault in their data could not reach the parent. */
+static int parent_reads_numbers(const char *name)
+{
+  if (strncmp(name, "/qrels/", 7) == 0)
+    return strcmp(name + 7, "offsets") == 0 || strcmp(name + 7, "doc") == 0 || strcmp(name + 7, "grade") == 0;
+  if (strncmp(name, "/runs/", 6) != 0) return 0;
+  const char *leaf = strchr(name + 6, '/');
+  if (!leaf || leaf == name + 6) return 0;
+  leaf++;
+  return strcmp(leaf, "offsets") == 0 || strcmp(leaf, "doc") == 0 || strcmp(leaf, "score") == 0 ||
+         strcmp(leaf, "latency") == 0;
+}
+
+/* Reads a 1-D or 2-D numeric dataset whole, in blocks of at most
+ * PROBE_NUMBER_BYTES (rows, and columns when one row is larger), into one
+ * buffer of that size: the storage (chunk index, filters) is decoded as the
+ * parent's reads will decode it, with memory bounded whatever the file
+ * declares.  The file's own type in native order: no conversion. */
+static void probe_numbers(hid_t d, uint64_t fsize, probe_state *ps)
+{
+  hid_t ft = H5Dget_type(d), fs = H5Dget_space(d), mt = -1, ms = -1;
+  hsize_t dims[2] = {0, 0};
+  void *buf = NULL;
+  const int rank = fs >= 0 ? H5Sget_simple_extent_ndims(fs) : -1;
+  if (ft < 0 || rank < 1 || rank > 2) goto done;
+  const H5T_class_t cls = H5Tget_class(ft);
+  const size_t fsz = H5Tget_size(ft);
+  if ((cls != H5T_INTEGER && cls != H5T_FLOAT) || fsz == 0 || fsz > 8) goto done; /* the parent refuses the rest */
+  H5Sget_simple_extent_dims(fs, dims, NULL);
+  if (declared_bytes(rank, dims, fsz) > declared_max(fsize)) goto done; /* the parent refuses it */
+  if ((mt = H5Tget_native_type(ft, H5T_DIR_ASCEND)) < 0) goto done;
+  const size_t esize = H5Tget_size(mt);
+  if (esize == 0 || esize > 16 || !(buf = malloc(PROBE_NUMBER_BYTES))) goto done;
+  const hsize_t cols = rank == 2 ? dims[1] : 1, per_buf = PROBE_NUMBER_BYTES / esize;
+  const hsize_t col_step = cols < per_buf ? cols : per_buf;
+  const hsize_t row_step = col_step ? (per_buf / col_step ? per_buf / col_step : 1) : 1;
+  for (hsize_t r0 = 0; r0 < dims[0] && col_step; r0 += row_step) {
+    for (hsize_t c0 = 0; c0 < cols; c0 += col_step) {
+      hsize_t start[2] = {r0, c0}, count[2] = {dims[0] - r0 < row_step ? dims[0] - r0 : row_step,
+                                               cols - c0 < col_step ? cols - c0 : col_step};
+      close_id(ms);
+      if ((ms = H5Screate_simple(rank, count, NULL)) < 0 ||
+          H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+          H5Dread(d, mt, ms, fs, H5P_DEFAULT, buf) < 0)
+        goto done; /* an error, not a fault: the parent's read reports it */
+      ps->progress++;
+    }
+  }
+done:
+  free(buf);
   close_id(ms);
   close_id(mt);
   close_id(fs);
@@ -793,7 +853,7 @@ done:
 }
 
 /* Decodes object `name` under loc: its header, attributes and, for a string
- * dataset, its strings. */
+ * dataset or a numeric one the parent reads, its data. */
 static void probe_object(hid_t loc, const char *name, probe_state *ps)
 {
   probe_mark(ps, name, NULL);
@@ -807,6 +867,7 @@ static void probe_object(hid_t loc, const char *name, probe_state *ps)
     pl = H5Dget_create_plist(o);
     const int want = ps->only ? strcmp(name, ps->only) == 0 : !(ps->skip && strcmp(name, ps->skip) == 0);
     if (t >= 0 && H5Tget_class(t) == H5T_STRING && want) probe_strings(o, ps->fsize, ps);
+    else if (t >= 0 && want && !ps->only && parent_reads_numbers(name)) probe_numbers(o, ps->fsize, ps);
   }
   close_id(pl);
   close_id(s);
