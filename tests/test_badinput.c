@@ -8,7 +8,11 @@
  * with one byte changed (offsets 2072 and 2073, in the global heap holding
  * the variable-length strings), crash_run_attr.h5 likewise (offset 14005, in
  * run r's attribute 'model'); all make libhdf5 1.10.8 segfault in-process;
- * ragsweep probes every HDF5 file in a forked child first. */
+ * ragsweep probes every HDF5 file in a forked child first.  vlen_huge_len.h5
+ * is good.h5 with the length of /queries/id row 1 (bytes 16..19 of the
+ * dataset's storage, little-endian) set to 0x30000000: libhdf5 1.10.8
+ * allocates and clears 768 MiB for it (20 s here) and `check` called the
+ * file valid. */
 #define _XOPEN_SOURCE 700
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -51,6 +55,10 @@ static const bad_case cases[] = {
   {"huge chunked doc: check", 0, 0, 0, 0, 0, "check %D/huge_doc.h5", 2, "/runs/r/doc: the dataset declares 17179869184 bytes", 0},
   {"huge chunked doc: eval", 0, 0, 0, 0, 0, "eval %D/huge_doc.h5 -o %T/out", 2, "refusing to allocate it", 0},
   {"huge chunked doc: export", 0, 0, 0, 0, 0, "export %D/huge_doc.h5 -o %T/out", 2, "declares 17179869184 bytes", 0},
+  /* a variable-length string that declares 805306368 bytes (libhdf5 would allocate and clear that much) */
+  {"huge vlen string length: check", 0, 0, 0, 0, 0, "check %D/vlen_huge_len.h5", 2,
+   "/queries/id: row 1: the string declares 805306368 bytes but the file has 14264 bytes", 0},
+  {"huge vlen string length: eval", 0, 0, 0, 0, 0, "eval %D/vlen_huge_len.h5 -o %T/out", 2, "the string declares 805306368 bytes", "out"},
   /* ids, grades, types */
   {"duplicate query ids: check", 0, 0, 0, 0, 0, "check %D/dup_qid.h5", 2, "/queries/id: rows 0 and 1: expected unique query ids, found 'q7' twice", 0},
   {"duplicate query ids: eval", 0, 0, 0, 0, 0, "eval %D/dup_qid.h5 -o %T/out", 2, "found 'q7' twice", "out"},

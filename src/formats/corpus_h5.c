@@ -285,6 +285,52 @@ static rs_code describe_strings(hid_t loc, const char *file, const char *name, s
   return rc;
 }
 
+/* The first of the n variable-length strings of dataset d (in the file at
+ * path, fsize bytes) that declares more bytes than the file has, or -1.
+ * libhdf5 allocates and clears a buffer of the declared length before it
+ * reads a string: one corrupt length in a 17 KB file costs it 800 MB and
+ * seconds (up to 4 GiB).  In contiguous storage each element is a 4-byte
+ * little-endian length and a global heap ID (address, 4-byte index: HDF5
+ * file format, "Variable-length data"), so the lengths are read from the
+ * file here first.  Other layouts, and files whose layout does not match
+ * that, are left to libhdf5 (-1). */
+static int64_t vlen_too_long(const char *path, hid_t d, uint64_t n, uint64_t fsize, uint32_t *len_out)
+{
+  int64_t bad = -1;
+  int fd = -1;
+  unsigned char *buf = NULL;
+  hid_t dcpl = H5Dget_create_plist(d), fid = H5Iget_file_id(d), fcpl = -1;
+  size_t sizeof_addr = 0, sizeof_size = 0;
+  hsize_t userblock = 1;
+  if (n == 0 || dcpl < 0 || fid < 0 || H5Pget_layout(dcpl) != H5D_CONTIGUOUS || (fcpl = H5Fget_create_plist(fid)) < 0 ||
+      H5Pget_sizes(fcpl, &sizeof_addr, &sizeof_size) < 0 || H5Pget_userblock(fcpl, &userblock) < 0 || userblock != 0)
+    goto done;
+  const uint64_t esize = 4 + (uint64_t)sizeof_addr + 4, addr = (uint64_t)H5Dget_offset(d);
+  if (addr == (uint64_t)HADDR_UNDEF || addr > fsize || n > (fsize - addr) / esize) goto done;
+  enum { PER_READ = 4096 };
+  if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || !(buf = malloc(PER_READ * esize))) goto done;
+  for (uint64_t i0 = 0; i0 < n && bad < 0; i0 += PER_READ) {
+    const uint64_t k = n - i0 < PER_READ ? n - i0 : PER_READ;
+    if (pread(fd, buf, (size_t)(k * esize), (off_t)(addr + i0 * esize)) != (ssize_t)(k * esize)) break;
+    for (uint64_t i = 0; i < k; i++) {
+      const unsigned char *e = buf + i * esize;
+      const uint32_t len = (uint32_t)e[0] | (uint32_t)e[1] << 8 | (uint32_t)e[2] << 16 | (uint32_t)e[3] << 24;
+      if (len > fsize) {
+        bad = (int64_t)(i0 + i);
+        *len_out = len;
+        break;
+      }
+    }
+  }
+done:
+  free(buf);
+  if (fd >= 0) close(fd);
+  close_id(fcpl);
+  close_id(fid);
+  close_id(dcpl);
+  return bad;
+}
+
 /* Reads a 1-D string dataset (variable- or fixed-length) into a pool. */
 static rs_code read_strings(hid_t loc, const char *file, const char *name, size_t want, char ***out, size_t *n_out,
                             rs_error *err)
@@ -301,6 +347,16 @@ static rs_code read_strings(hid_t loc, const char *file, const char *name, size_
   mt = H5Tcopy(H5T_C_S1);
   H5Tset_cset(mt, H5Tget_cset(ft));
   if (H5Tis_variable_str(ft) > 0) {
+    const uint64_t fsize = file_size_of(d);
+    uint32_t len_bad = 0;
+    const int64_t row_bad = vlen_too_long(file, d, n, fsize, &len_bad);
+    if (row_bad >= 0) {
+      rc = rs__fail(err, RS_FORMAT,
+                    "%s:%s: row %" PRId64 ": the string declares %" PRIu32 " bytes but the file has %" PRIu64
+                    " bytes: the file is corrupt; write it again (ragsweep import) or restore it",
+                    file, name, row_bad, len_bad, fsize);
+      goto done;
+    }
     ptr = rs__malloc(rs__mul(n, sizeof *ptr));
     len = rs__malloc(rs__mul(n, sizeof *len));
     if (!ptr || !len) { rc = rs__fail(err, RS_NOMEM, "%s:%s: out of memory for %zu strings", file, name, n); goto done; }
@@ -683,6 +739,7 @@ enum { PROBE_WHAT = 512, PROBE_BLOCK = 65536, PROBE_NUMBER_BYTES = 1 << 20 };
 typedef struct {
   char what[PROBE_WHAT]; /* the object being decoded, shared with the parent */
   const char *skip;      /* a dataset not to read (read later, probed then) */
+  const char *path;      /* the file */
   const char *only;      /* if set: read this dataset only */
   uint64_t fsize;
   volatile uint64_t progress; /* bumped by the child at every step, watched by the parent */
@@ -700,8 +757,9 @@ static void probe_mark(probe_state *ps, const char *obj, const char *attr)
   ps->progress++;
 }
 
-/* Reads a 1-D string dataset (or attribute) in blocks, as read_strings does. */
-static void probe_strings(hid_t d, uint64_t fsize, probe_state *ps)
+/* Reads a 1-D string dataset in blocks, as read_strings does (not when a
+ * length is impossible: read_strings refuses that file). */
+static void probe_strings(const char *path, hid_t d, uint64_t fsize, probe_state *ps)
 {
   hid_t ft = H5Dget_type(d), fs = H5Dget_space(d), mt = -1, ms = -1;
   hsize_t dims[2] = {0, 0};
@@ -710,6 +768,8 @@ static void probe_strings(hid_t d, uint64_t fsize, probe_state *ps)
   const size_t w = H5Tget_size(ft);
   if (declared_bytes(1, dims, w) > declared_max(fsize)) goto done;
   const int vlen = H5Tis_variable_str(ft) > 0;
+  uint32_t len_bad = 0;
+  if (vlen && vlen_too_long(path, d, dims[0], fsize, &len_bad) >= 0) goto done;
   mt = H5Tcopy(H5T_C_S1);
   H5Tset_cset(mt, H5Tget_cset(ft));
   H5Tset_size(mt, vlen ? H5T_VARIABLE : w);
@@ -866,7 +926,7 @@ static void probe_object(hid_t loc, const char *name, probe_state *ps)
     s = H5Dget_space(o);
     pl = H5Dget_create_plist(o);
     const int want = ps->only ? strcmp(name, ps->only) == 0 : !(ps->skip && strcmp(name, ps->skip) == 0);
-    if (t >= 0 && H5Tget_class(t) == H5T_STRING && want) probe_strings(o, ps->fsize, ps);
+    if (t >= 0 && H5Tget_class(t) == H5T_STRING && want) probe_strings(ps->path, o, ps->fsize, ps);
     else if (t >= 0 && want && !ps->only && parent_reads_numbers(name)) probe_numbers(o, ps->fsize, ps);
   }
   close_id(pl);
@@ -916,6 +976,7 @@ static rs_code probe_file(const char *path, const char *only, const char *skip, 
   memset(ps, 0, sizeof *ps);
   ps->only = only;
   ps->skip = skip;
+  ps->path = path;
   rs_code rc = RS_OK;
   /* The child holds the write end of a pipe: its end (exit or signal)
    * wakes the parent's poll at once, and the poll's timeout watches for a
