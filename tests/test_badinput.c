@@ -8,7 +8,11 @@
  * with one byte changed (offsets 2072 and 2073, in the global heap holding
  * the variable-length strings), crash_run_attr.h5 likewise (offset 14005, in
  * run r's attribute 'model'); all make libhdf5 1.10.8 segfault in-process;
- * ragsweep probes every HDF5 file in a forked child first. */
+ * ragsweep probes every HDF5 file in a forked child first.  vlen_huge_len.h5
+ * is good.h5 with the length of /queries/id row 1 (bytes 16..19 of the
+ * dataset's storage, little-endian) set to 0x30000000: libhdf5 1.10.8
+ * allocates and clears 768 MiB for it (20 s here) and `check` called the
+ * file valid. */
 #define _XOPEN_SOURCE 700
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -51,6 +55,10 @@ static const bad_case cases[] = {
   {"huge chunked doc: check", 0, 0, 0, 0, 0, "check %D/huge_doc.h5", 2, "/runs/r/doc: the dataset declares 17179869184 bytes", 0},
   {"huge chunked doc: eval", 0, 0, 0, 0, 0, "eval %D/huge_doc.h5 -o %T/out", 2, "refusing to allocate it", 0},
   {"huge chunked doc: export", 0, 0, 0, 0, 0, "export %D/huge_doc.h5 -o %T/out", 2, "declares 17179869184 bytes", 0},
+  /* a variable-length string that declares 805306368 bytes (libhdf5 would allocate and clear that much) */
+  {"huge vlen string length: check", 0, 0, 0, 0, 0, "check %D/vlen_huge_len.h5", 2,
+   "/queries/id: row 1: the string declares 805306368 bytes but the file has 14264 bytes", 0},
+  {"huge vlen string length: eval", 0, 0, 0, 0, 0, "eval %D/vlen_huge_len.h5 -o %T/out", 2, "the string declares 805306368 bytes", "out"},
   /* ids, grades, types */
   {"duplicate query ids: check", 0, 0, 0, 0, 0, "check %D/dup_qid.h5", 2, "/queries/id: rows 0 and 1: expected unique query ids, found 'q7' twice", 0},
   {"duplicate query ids: eval", 0, 0, 0, 0, 0, "eval %D/dup_qid.h5 -o %T/out", 2, "found 'q7' twice", "out"},
@@ -88,6 +96,21 @@ static const bad_case cases[] = {
   {"empty qrels: import", "q.txt", "", "r.txt", RUN, 0, "import -o %T/o.h5 --qrels %T/q.txt %T/r.txt", 2, "q.txt: the qrels file is empty", "o.h5"},
   {"missing run: trec_eval", "q.txt", QRELS, 0, 0, 0, "trec_eval %T/q.txt %T/none.txt", 2, "none.txt: cannot open: No such file or directory", 0},
   {"missing run: import", "q.txt", QRELS, 0, 0, 0, "import -o %T/o.h5 --qrels %T/q.txt %T/none.txt", 2, "none.txt", "o.h5"},
+  /* numbers: ragsweep's own readers are strict where trec_eval reads atol/atof (trec_eval mode: below) */
+  {"qrels grade abc: import", "q.txt", "1 0 d1 abc\n", "r.txt", RUN, 0, "import -o %T/o.h5 --qrels %T/q.txt %T/r.txt", 2,
+   "q.txt:1: expected an integer grade, found 'abc'", "o.h5"},
+  {"qrels grade 2.9: import", "q.txt", "1 0 d1 1\n2 0 d3 2.9\n", "r.txt", RUN, 0, "import -o %T/o.h5 --qrels %T/q.txt %T/r.txt", 2,
+   "q.txt:2: expected an integer grade, found '2.9'", "o.h5"},
+  {"run score x: import", "q.txt", QRELS, "r.txt", "1 Q0 d1 1 x runA\n", 0, "import -o %T/o.h5 --qrels %T/q.txt %T/r.txt", 2,
+   "r.txt:1: expected a number score, found 'x'", "o.h5"},
+  {"run score 1.0x after a comment: import", "q.txt", QRELS, "r.txt", "1 Q0 d1 1 2.0 runA\n# c\n1 Q0 d2 2 1.0x runA\n", 0,
+   "import -o %T/o.h5 --qrels %T/q.txt %T/r.txt", 2, "r.txt:3: expected a number score, found '1.0x'", "o.h5"},
+  {"run score nan: import", "q.txt", QRELS, "r.txt", "1 Q0 d1 1 nan runA\n", 0, "import -o %T/o.h5 --qrels %T/q.txt %T/r.txt", 2,
+   "r.txt:1: expected a number score, found 'nan'", "o.h5"},
+  {"qrels grade abc: eval --qrels", "q.txt", "1 0 d1 abc\n", 0, 0, 0, "eval %D/good.h5 --qrels %T/q.txt -o %T/out", 2,
+   "q.txt:1: expected an integer grade, found 'abc'", "out"},
+  {"qrels grade abc: check --qrels", "q.txt", "1 0 d1 1\n1 0 d2 abc\n", 0, 0, 0, "check %D/good.h5 --qrels %T/q.txt", 2,
+   "q.txt:2: expected an integer grade, found 'abc'", 0},
   {"docs TSV without a tab", "q.txt", QRELS, "d.tsv", "d1 no tab here\n", 0, "import -o %T/o.h5 --qrels %T/q.txt --docs %T/d.tsv", 2, "d.tsv:1: expected \"id<TAB>text\", found no tab", "o.h5"},
   /* JSON */
   {"JSON cut short", "e.json", "{\"queries\": [", 0, 0, 0, "import -o %T/o.h5 --json %T/e.json", 2, "e.json:1:14: not valid JSON", "o.h5"},
@@ -208,6 +231,119 @@ Test(badinput, catalogue, .timeout = 240)
 {
   cr_assert_geq(sizeof cases / sizeof *cases, 45);
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) run_case(&cases[i]);
+}
+
+/* `check` rejects every input that makes another command fail (issue 13).
+ * For each case whose command is not check, the files check can take (the
+ * HDF5 inputs, and --qrels FILE of eval and compare) are given to check,
+ * which must exit non-zero.  Cases with no such file are left out: TREC
+ * text, JSON eval sets, CSV, prompt and text files and caches are read only
+ * by the command that failed, whose own error is the check.  The cases
+ * below fail for a reason that is not in any file check can take; each
+ * must still find check exiting 0, so the list stays exact. */
+static const struct {
+  const char *name, *why;
+} check_accepts[] = {
+  {"-o names a file", "the output folder is the problem, not the corpus"},
+  {"judge without --model", "an option judge requires"},
+  {"judge on a corpus without texts", "texts are optional in the format; judge needs them (--queries FILE)"},
+  {"judge --depth 0", "an option value"},
+  {"judge --max-failures 2", "an option value"},
+  {"judge prompt file without labels", "the prompt file is judge's input, not check's"},
+  {"judge docs file without a tab", "the docs file is judge's input (import checks it too), not check's"},
+};
+
+/* The `check` command line for case c (argv[0] = "check", the rest
+ * malloc'd) and its length, or 0 when c has no file that check takes. */
+static int check_argv_of(const bad_case *c, const char *tdir, const char *ddir, char **argv, int max)
+{
+  char *words = strdup(c->cmd), *w[32];
+  int nw = 0, n = 0, h5 = 0;
+  for (char *save = NULL, *t = strtok_r(words, " ", &save); t && nw < 32; t = strtok_r(NULL, " ", &save)) w[nw++] = t;
+  if (nw == 0) {
+    free(words);
+    return 0;
+  }
+  const int takes_qrels = strcmp(w[0], "eval") == 0 || strcmp(w[0], "compare") == 0;
+  argv[n++] = "check";
+  for (int i = 1; i < nw && n < max - 3; i++) {
+    const size_t l = strlen(w[i]);
+    if (strcmp(w[i], "-o") == 0 || strcmp(w[i], "--out") == 0) {
+      i++; /* an output */
+      continue;
+    }
+    if (takes_qrels && strcmp(w[i], "--qrels") == 0 && i + 1 < nw) {
+      argv[n++] = strdup("--qrels");
+      argv[n++] = expand(w[++i], tdir, ddir);
+      continue;
+    }
+    if (l > 3 && strcmp(w[i] + l - 3, ".h5") == 0 && w[i][0] != '-') {
+      argv[n++] = expand(w[i], tdir, ddir);
+      h5++;
+    }
+  }
+  argv[n] = NULL;
+  free(words);
+  return h5 ? n : 0;
+}
+
+Test(badinput, check_rejects_what_other_commands_reject, .timeout = 240)
+{
+  size_t checked = 0, exempt_seen = 0;
+  for (size_t e = 0; e < sizeof check_accepts / sizeof *check_accepts; e++) {
+    int found = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) found |= strcmp(cases[i].name, check_accepts[e].name) == 0;
+    cr_expect(found, "check_accepts names no catalogue case: %s", check_accepts[e].name);
+  }
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const bad_case *c = &cases[i];
+    if (strncmp(c->cmd, "check ", 6) == 0) continue;
+    char tdir[] = "/tmp/rs_badcheck_XXXXXX", ddir[1024], *argv[32];
+    cr_assert(mkdtemp(tdir));
+    cr_assert(getcwd(ddir, sizeof ddir - 32));
+    strcat(ddir, "/tests/data/bad");
+    if (c->f1) write_file(tdir, c->f1, c->t1);
+    if (c->f2) write_file(tdir, c->f2, c->t2);
+    const int n = check_argv_of(c, tdir, ddir, argv + 1, 30);
+    if (n) {
+      argv[0] = (char *)th_bin();
+      th_result r = th_run(NULL, argv, NULL, NULL);
+      const char *why = NULL;
+      for (size_t e = 0; e < sizeof check_accepts / sizeof *check_accepts; e++)
+        if (strcmp(check_accepts[e].name, c->name) == 0) why = check_accepts[e].why;
+      cr_expect(r.status < 128, "%s: check killed by signal %d", c->name, r.status - 128);
+      if (why) {
+        exempt_seen++;
+        cr_expect_eq(r.status, 0, "%s: check now rejects it (drop it from check_accepts): %s", c->name, r.out);
+      } else {
+        checked++;
+        cr_expect_neq(r.status, 0, "%s: '%s' fails but check accepts its files:\n%s", c->name, c->cmd, r.out);
+      }
+      th_free(&r);
+      for (int k = 2; k <= n; k++) free(argv[k]); /* argv[1] is "check" */
+    }
+    char rm[600];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", tdir);
+    cr_expect_eq(system(rm), 0);
+  }
+  cr_expect_eq(exempt_seen, sizeof check_accepts / sizeof *check_accepts);
+  /* the HDF5 cases of eval, export, compare and eval --qrels: most of the catalogue's non-check cases */
+  cr_expect_geq(checked, 20, "only %zu cases had a file for check", checked);
+}
+
+/* trec_eval mode keeps trec_eval 10.0's atol/atof: grade "abc" is 0 and
+ * "2.9" is 2, score "x" is 0.0.  So d2 (grade 2, score 1.0) ranks above d1
+ * (grade 0, score 0): one relevant doc, retrieved first, AP 1. */
+Test(badinput, trec_eval_mode_reads_numbers_as_trec_eval)
+{
+  const char *q = th_write_temp(5, "q.txt", "1 0 d1 abc\n1 0 d2 2.9\n"), *run = th_write_temp(6, "r.txt", "1 Q0 d1 1 x r\n1 Q0 d2 2 1.0 r\n");
+  char *argv[] = {(char *)th_bin(), "trec_eval", "-q", "-m", "num_rel", "-m", "map", "-m", "relstring", (char *)q, (char *)run, NULL};
+  th_result r = th_run(NULL, argv, NULL, NULL);
+  cr_expect_eq(r.status, 0, "%s", r.err);
+  cr_expect(strstr(r.out, "num_rel               \tall\t1\n"), "%s", r.out);
+  cr_expect(strstr(r.out, "map                   \tall\t1.0000\n"), "%s", r.out);
+  cr_expect(strstr(r.out, "relstring             \t1\t'20'"), "%s", r.out);
+  th_free(&r);
 }
 
 Test(badinput, file_as_output_folder)

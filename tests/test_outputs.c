@@ -360,6 +360,79 @@ Test(outputs, sigint_during_eval_per_query_removes_the_temporary_files, .timeout
   signal_mid_write(SIGINT);
 }
 
+/* import writes its corpus as DIR/.NAME.tmp.PID too: SIGTERM while it
+ * writes (a million doc ids take a second) removes it.  The TREC input is
+ * a generated sweep exported as text: 20000 queries x 100 docs, 1M doc ids.
+ * Every wait is bounded; the child is SIGKILLed if it outlives them. */
+Test(outputs, sigterm_during_import_removes_the_temporary_corpus, .timeout = 180)
+{
+  char *dir = th_fresh_dir(), *g = th_join(dir, "g.h5"), *txt = th_join(dir, "txt"), *corpus = th_join(dir, "imp.h5");
+  char gen[4096];
+  snprintf(gen, sizeof gen, "%s", th_bin());
+  strcpy(strrchr(gen, '/') + 1, "gen_sweep");
+  char *ga[] = {gen, "-o", g, "--queries", "20000", "--k", "100", "--runs", "1", "--grid", "model=a", "--docs", "1000000",
+                NULL};
+  th_result r = th_run(NULL, ga, NULL, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  th_free(&r);
+  char *ex[] = {NULL, "export", g, "-o", txt, NULL};
+  r = run_argv(ex);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  th_free(&r);
+
+  pid_t pid = fork();
+  cr_assert(pid >= 0, "fork");
+  if (pid == 0) {
+    freopen("/dev/null", "w", stdout);
+    freopen("/dev/null", "w", stderr);
+    execl(th_bin(), th_bin(), "import", "-o", corpus, "--qrels", th_join(txt, "qrels.txt"), th_join(txt, "a.txt"),
+          (char *)NULL);
+    _exit(127);
+  }
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s/.imp.h5.tmp.%ld", dir, (long)pid);
+  int st = 0, reaped = 0;
+  const double t0 = now();
+  while (!th_exists(tmp) && now() - t0 < 60.0) {
+    if (waitpid(pid, &st, WNOHANG) == pid) {
+      reaped = 1;
+      break;
+    }
+    usleep(1000);
+  }
+  const int seen = th_exists(tmp);
+  if (!reaped) kill(pid, seen ? SIGTERM : SIGKILL);
+  for (const double t1 = now(); !reaped && now() - t1 < 20.0; usleep(10000))
+    if (waitpid(pid, &st, WNOHANG) == pid) reaped = 1;
+  if (!reaped) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+  }
+  cr_assert(seen, "import ended before its temporary corpus %s was seen (status 0x%x)", tmp, st);
+  cr_expect(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "import did not die of SIGTERM (status 0x%x)", st);
+  cr_expect(!th_exists(tmp), "%s left behind", tmp);
+  cr_expect_eq(count_tmp(dir), 0, "temporary files left in %s", dir);
+  cr_expect(!th_exists(corpus), "a corpus was committed");
+}
+
+/* A SIGKILLed import's temporary corpus is removed by the next import of the
+ * same name; other names' temporary files in the folder (which import does
+ * not own) are left alone. */
+Test(outputs, stale_temporary_corpus_is_removed_by_the_next_import)
+{
+  char *dir = th_fresh_dir(), name[256];
+  snprintf(name, sizeof name, ".c.h5.tmp.%ld", (long)dead_pid());
+  char *stale = th_join(dir, name);
+  write_text(stale, "half an HDF5 file\n");
+  snprintf(name, sizeof name, ".other.h5.tmp.%ld", (long)dead_pid());
+  char *foreign = th_join(dir, name);
+  write_text(foreign, "x\n");
+  char *corpus = make_corpus(dir, NULL);
+  cr_expect(th_exists(corpus));
+  cr_expect(!th_exists(stale), "the stale temporary corpus was kept");
+  cr_expect(th_exists(foreign), "another output's temporary file was removed");
+}
+
 /* --- export ------------------------------------------------------------------------------ */
 
 Test(outputs, export_that_fails_late_leaves_no_file)

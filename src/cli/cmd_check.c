@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "formats/corpus.h"
+#include "formats/qrels_map.h"
 #include "metrics/spec.h"
 #include "engine/sweep.h"
 #include "sweep_io.h"
@@ -13,15 +14,17 @@
 static void help(FILE *f)
 {
   fprintf(f,
-          "usage: ragsweep check CORPUS.h5 [RUNS.h5 ...]\n"
+          "usage: ragsweep check CORPUS.h5 [RUNS.h5 ...] [--qrels FILE]\n"
           "\n"
           "Validates a corpus and run files against format version 1 (README, \"Corpus format\"):\n"
           "root attributes; datasets, ranks, shapes and types (/queries/text and /docs/text, when\n"
           "present, hold one readable string per query and per doc); qrels offsets (monotonic,\n"
           "from 0 to the number of judgments), doc indexes in range, no doc judged twice for a query;\n"
           "for every run, a row per query, doc indexes in range, -1 only as trailing padding, no\n"
-          "doc twice in a ranking, no NaN score, finite non-negative latencies.  Prints one line\n"
-          "per file and run; every problem names the file, dataset and row.\n"
+          "doc twice in a ranking, no NaN score, finite non-negative latencies.  --qrels FILE\n"
+          "checks TREC qrels as 'eval --qrels FILE' reads them against this corpus: four fields\n"
+          "a line, integer grades, every query and doc known to the corpus, no doc judged twice.\n"
+          "Prints one line per file and run; every problem names the file, dataset and row.\n"
           "\n"
           "exit status: 0 all valid; 1 usage; 2 a problem was found.\n");
 }
@@ -101,11 +104,60 @@ static int check_run(const rs__corpus *c, const rs__spec *spec, const rs__run *r
   return 0;
 }
 
+/* Checks TREC qrels against the corpus as eval and compare --qrels read them. */
+static int check_qrels_file(const rs__corpus *c, const char *path)
+{
+  rs_error err = {0};
+  int64_t *qoff = NULL;
+  int32_t *qdoc = NULL, *qgrade = NULL;
+  if (rs__qrels_map_file(c, path, &qoff, &qdoc, &qgrade, &err)) {
+    printf("%s: INVALID\n  %s\n", path, err.msg);
+    return 1;
+  }
+  size_t judged = 0;
+  for (size_t q = 0; q < c->nq; q++) judged += qoff[q + 1] > qoff[q];
+  printf("%s: ok (qrels: %lld judgments, %zu of the corpus's %zu queries judged)\n", path, (long long)qoff[c->nq],
+         judged, c->nq);
+  free(qoff);
+  free(qdoc);
+  free(qgrade);
+  return 0;
+}
+
 int rs_cli_check(int argc, char **argv)
 {
-  if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-    help(argc < 2 ? stderr : stdout);
-    return argc < 2 ? RS_EXIT_USAGE : RS_EXIT_OK;
+  /* --qrels FILE (or --qrels=FILE) may stand anywhere; the rest are files. */
+  const char *qrels_path = NULL;
+  int n_files = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--qrels") == 0 || strncmp(argv[i], "--qrels=", 8) == 0) {
+      if (argv[i][7] == '=') qrels_path = argv[i] + 8;
+      else if (i + 1 < argc) qrels_path = argv[++i];
+      else {
+        fprintf(stderr, "ragsweep check: --qrels: expected a file name after it\n");
+        return RS_EXIT_USAGE;
+      }
+      if (!*qrels_path) {
+        fprintf(stderr, "ragsweep check: --qrels: expected a file name, found an empty one\n");
+        return RS_EXIT_USAGE;
+      }
+      continue;
+    }
+    if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+      help(stdout);
+      return RS_EXIT_OK;
+    }
+    if (argv[i][0] == '-' && argv[i][1]) {
+      fprintf(stderr, "ragsweep check: unknown option '%s'\n", argv[i]);
+      help(stderr);
+      return RS_EXIT_USAGE;
+    }
+    argv[++n_files] = argv[i];
+  }
+  argc = n_files + 1;
+  if (argc < 2) {
+    help(stderr);
+    return RS_EXIT_USAGE;
   }
   rs_error err = {0};
   rs__corpus *c = NULL;
@@ -116,7 +168,8 @@ int rs_cli_check(int argc, char **argv)
       (c->has_doc_text && rs__corpus_load_doc_texts(c, &err))) {
     rs__corpus_close(c);
     printf("%s: INVALID\n  %s\n", argv[1], err.msg);
-    if (argc > 2) printf("(run files are checked against a valid corpus: fix %s first)\n", argv[1]);
+    if (argc > 2 || qrels_path)
+      printf("(run files and qrels are checked against a valid corpus: fix %s first)\n", argv[1]);
     return RS_EXIT_INPUT;
   }
   size_t nnz = (size_t)c->qoff[c->nq], judged = 0;
@@ -130,6 +183,7 @@ int rs_cli_check(int argc, char **argv)
     rs__corpus_close(c);
     return RS_EXIT_INPUT;
   }
+  if (qrels_path) bad |= check_qrels_file(c, qrels_path);
   seen_runs seen = {0};
   for (size_t i = 0; i < c->runs.n; i++) bad |= check_run(c, spec, &c->runs.run[i], &seen);
   for (int f = 2; f < argc; f++) {

@@ -45,7 +45,8 @@ typedef struct {
   size_t n_newlines;
   size_t rec0, n_rec; /* where its records go, how many it produced */
   size_t err_off;     /* offset of its first malformed line, or SIZE_MAX */
-  int err_fields;
+  int err_fields;     /* that line's field count, or 0 when its score is the problem */
+  size_t score_off, score_len; /* the score token that is not a number (strict reading) */
   const char *tag; /* run tag of its last data line */
   size_t tag_len;
 } slice;
@@ -85,6 +86,7 @@ typedef struct {
   size_t max_levels;
   rs__ranking_fn visit; /* rs__te_rankings: hand rankings over instead of scoring */
   void *visit_ctx;
+  rs__numbers numbers; /* trec_eval's atof, or scores that must be numbers */
 } engine;
 
 static inline int is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
@@ -123,7 +125,8 @@ static void free_lines(run_lines *l)
 
 /* Parses "qid iter docno rank sim tag ..." lines of one slice.  Blank lines
  * and lines whose first non-blank character is '#' are skipped; a line with
- * fewer than six fields stops the slice with an error. */
+ * fewer than six fields, or (strict reading) a score that is not a number,
+ * stops the slice with an error. */
 static void parse_slice(void *vctx, size_t i, int tid)
 {
   (void)tid;
@@ -181,7 +184,17 @@ static void parse_slice(void *vctx, size_t i, int tid)
     L->doc[r] = tok[2];
     L->doc_len[r] = (uint32_t)tl[2];
     L->topic[r] = topic;
-    L->score[r] = rs__atof(tok[4], tl[4]);
+    if (e->numbers == RS_NUMBERS_STRICT) {
+      if (!rs__strict_atof(tok[4], tl[4], &L->score[r])) {
+        s->err_off = (size_t)(line - e->buf);
+        s->err_fields = 0;
+        s->score_off = (size_t)(tok[4] - e->buf);
+        s->score_len = tl[4];
+        break;
+      }
+    } else {
+      L->score[r] = rs__atof(tok[4], tl[4]);
+    }
     r++;
     s->tag = tok[5];
     s->tag_len = tl[5];
@@ -374,6 +387,14 @@ static rs_code parse_region(engine *e, size_t len, size_t base_line, const char 
       /* earlier slices ended cleanly, so line counts their newlines */
       for (const char *c = e->buf + s->begin; c < e->buf + s->err_off; c++) line += *c == '\n';
       int shown = (int)((eol ? eol : e->buf + s->end) - (e->buf + s->err_off));
+      if (s->err_fields == 0) {
+        const int tok_shown = s->score_len > 40 ? 40 : (int)s->score_len;
+        return rs__fail(err, RS_FORMAT,
+                        "%s:%zu: expected a number score, found '%.*s'%s; fix the line (trec_eval reads it as "
+                        "%g, and only 'ragsweep trec_eval' keeps that rule)",
+                        name, line + 1, tok_shown, e->buf + s->score_off, (size_t)tok_shown < s->score_len ? "..." : "",
+                        rs__atof(e->buf + s->score_off, s->score_len));
+      }
       return rs__fail(err, RS_FORMAT,
                       "%s:%zu: malformed run line: expected at least 6 fields "
                       "'qid iter docno rank score tag', found %d: \"%.*s\"",
@@ -612,17 +633,17 @@ static size_t max_levels_of(const rs__qrels *q)
   return range > distinct ? range : distinct;
 }
 
-static rs_code evaluate(const rs_te_config *cfg, const char *qrels_path, const char *run_path, rs__ranking_fn visit,
-                        void *visit_ctx, rs_te_result **out, rs_error *err)
+static rs_code evaluate(const rs_te_config *cfg, rs__numbers numbers, const char *qrels_path, const char *run_path,
+                        rs__ranking_fn visit, void *visit_ctx, rs_te_result **out, rs_error *err)
 {
   rs_code rc = RS_OK;
   const rs_plan *plan = &cfg->plan;
-  engine e = {.cfg = cfg, .threads = rs__threads(cfg->threads), .visit = visit, .visit_ctx = visit_ctx};
+  engine e = {.cfg = cfg, .threads = rs__threads(cfg->threads), .visit = visit, .visit_ctx = visit_ctx, .numbers = numbers};
   rs_te_result *res = rs__calloc(1, sizeof *res);
   char *tag = NULL;
   const char *run_name = strcmp(run_path, "-") == 0 ? "<stdin>" : run_path;
   if (!res) return rs__fail(err, RS_NOMEM, "out of memory");
-  if ((rc = rs__qrels_read(qrels_path, &res->qrels, err))) goto done;
+  if ((rc = rs__qrels_read(qrels_path, numbers, &res->qrels, err))) goto done;
   const rs__qrels *q = e.q = res->qrels;
   e.res = res;
   e.max_levels = max_levels_of(q);
@@ -723,17 +744,17 @@ done:
 rs_code rs_te_evaluate(const rs_te_config *cfg, const char *qrels_path, const char *run_path, rs_te_result **out,
                        rs_error *err)
 {
-  return evaluate(cfg, qrels_path, run_path, NULL, NULL, out, err);
+  return evaluate(cfg, RS_NUMBERS_AS_TREC_EVAL, qrels_path, run_path, NULL, NULL, out, err);
 }
 
-rs_code rs__te_rankings(const char *qrels_path, const char *run_path, int threads, rs__ranking_fn fn, void *ctx,
-                        char **runid, rs_error *err)
+rs_code rs__te_rankings(const char *qrels_path, const char *run_path, rs__numbers numbers, int threads,
+                        rs__ranking_fn fn, void *ctx, char **runid, rs_error *err)
 {
   rs_te_config cfg = {.complete = 1, .threads = threads};
   rs_te_result *res = NULL;
   rs_plan_init(&cfg.plan);
   rs_code rc = rs_plan_finish(&cfg.plan, 0, err);
-  if (!rc) rc = evaluate(&cfg, qrels_path, run_path, fn, ctx, &res, err);
+  if (!rc) rc = evaluate(&cfg, numbers, qrels_path, run_path, fn, ctx, &res, err);
   if (!rc) rc = rs_te_status(res, err);
   if (!rc && runid) {
     *runid = res->runid;

@@ -10,6 +10,7 @@
 #include "formats/numparse.h"
 #include "engine/sched.h"
 #include "llm/wire.h" /* rs__utf8_valid */
+#include "util/tmpfiles.h"
 
 #include <hdf5.h>
 #include <inttypes.h>
@@ -284,6 +285,52 @@ static rs_code describe_strings(hid_t loc, const char *file, const char *name, s
   return rc;
 }
 
+/* The first of the n variable-length strings of dataset d (in the file at
+ * path, fsize bytes) that declares more bytes than the file has, or -1.
+ * libhdf5 allocates and clears a buffer of the declared length before it
+ * reads a string: one corrupt length in a 17 KB file costs it 800 MB and
+ * seconds (up to 4 GiB).  In contiguous storage each element is a 4-byte
+ * little-endian length and a global heap ID (address, 4-byte index: HDF5
+ * file format, "Variable-length data"), so the lengths are read from the
+ * file here first.  Other layouts, and files whose layout does not match
+ * that, are left to libhdf5 (-1). */
+static int64_t vlen_too_long(const char *path, hid_t d, uint64_t n, uint64_t fsize, uint32_t *len_out)
+{
+  int64_t bad = -1;
+  int fd = -1;
+  unsigned char *buf = NULL;
+  hid_t dcpl = H5Dget_create_plist(d), fid = H5Iget_file_id(d), fcpl = -1;
+  size_t sizeof_addr = 0, sizeof_size = 0;
+  hsize_t userblock = 1;
+  if (n == 0 || dcpl < 0 || fid < 0 || H5Pget_layout(dcpl) != H5D_CONTIGUOUS || (fcpl = H5Fget_create_plist(fid)) < 0 ||
+      H5Pget_sizes(fcpl, &sizeof_addr, &sizeof_size) < 0 || H5Pget_userblock(fcpl, &userblock) < 0 || userblock != 0)
+    goto done;
+  const uint64_t esize = 4 + (uint64_t)sizeof_addr + 4, addr = (uint64_t)H5Dget_offset(d);
+  if (addr == (uint64_t)HADDR_UNDEF || addr > fsize || n > (fsize - addr) / esize) goto done;
+  enum { PER_READ = 4096 };
+  if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || !(buf = malloc(PER_READ * esize))) goto done;
+  for (uint64_t i0 = 0; i0 < n && bad < 0; i0 += PER_READ) {
+    const uint64_t k = n - i0 < PER_READ ? n - i0 : PER_READ;
+    if (pread(fd, buf, (size_t)(k * esize), (off_t)(addr + i0 * esize)) != (ssize_t)(k * esize)) break;
+    for (uint64_t i = 0; i < k; i++) {
+      const unsigned char *e = buf + i * esize;
+      const uint32_t len = (uint32_t)e[0] | (uint32_t)e[1] << 8 | (uint32_t)e[2] << 16 | (uint32_t)e[3] << 24;
+      if (len > fsize) {
+        bad = (int64_t)(i0 + i);
+        *len_out = len;
+        break;
+      }
+    }
+  }
+done:
+  free(buf);
+  if (fd >= 0) close(fd);
+  close_id(fcpl);
+  close_id(fid);
+  close_id(dcpl);
+  return bad;
+}
+
 /* Reads a 1-D string dataset (variable- or fixed-length) into a pool. */
 static rs_code read_strings(hid_t loc, const char *file, const char *name, size_t want, char ***out, size_t *n_out,
                             rs_error *err)
@@ -300,6 +347,16 @@ static rs_code read_strings(hid_t loc, const char *file, const char *name, size_
   mt = H5Tcopy(H5T_C_S1);
   H5Tset_cset(mt, H5Tget_cset(ft));
   if (H5Tis_variable_str(ft) > 0) {
+    const uint64_t fsize = file_size_of(d);
+    uint32_t len_bad = 0;
+    const int64_t row_bad = vlen_too_long(file, d, n, fsize, &len_bad);
+    if (row_bad >= 0) {
+      rc = rs__fail(err, RS_FORMAT,
+                    "%s:%s: row %" PRId64 ": the string declares %" PRIu32 " bytes but the file has %" PRIu64
+                    " bytes: the file is corrupt; write it again (ragsweep import) or restore it",
+                    file, name, row_bad, len_bad, fsize);
+      goto done;
+    }
     ptr = rs__malloc(rs__mul(n, sizeof *ptr));
     len = rs__malloc(rs__mul(n, sizeof *len));
     if (!ptr || !len) { rc = rs__fail(err, RS_NOMEM, "%s:%s: out of memory for %zu strings", file, name, n); goto done; }
@@ -668,27 +725,30 @@ done:
 /* --- isolation from libhdf5's own crashes --------------------------------
  *
  * libhdf5 1.10 can segfault decoding a corrupt file (variable-length strings,
- * attributes, object headers).  Before the process opens a file, a forked
- * child opens it and decodes every piece the process will later ask HDF5
- * for: every object header and attribute, and every string dataset.  A child
- * that dies by a signal makes the open an RS_FORMAT error naming the object
- * it was decoding; a child that merely finds an error leaves the message to
- * the ordinary checks of the parent.  Numeric data is not read (the parent
- * reads it in blocks, and it has no pointers to follow). */
+ * attributes, object headers, chunk indexes, filter pipelines).  Before the
+ * process opens a file, a forked child opens it and decodes every piece the
+ * process will later ask HDF5 for: every object header and attribute, every
+ * string dataset, and every numeric dataset the process reads (qrels, run
+ * offsets, doc, score, latency), block by block into one fixed buffer.  A
+ * child that dies by a signal makes the open an RS_FORMAT error naming the
+ * object it was decoding; a child that merely finds an error leaves the
+ * message to the ordinary checks of the parent. */
 
-enum { PROBE_WHAT = 512, PROBE_BLOCK = 65536 };
+enum { PROBE_WHAT = 512, PROBE_BLOCK = 65536, PROBE_NUMBER_BYTES = 1 << 20 };
 
 typedef struct {
   char what[PROBE_WHAT]; /* the object being decoded, shared with the parent */
   const char *skip;      /* a dataset not to read (read later, probed then) */
+  const char *path;      /* the file */
   const char *only;      /* if set: read this dataset only */
   uint64_t fsize;
   volatile uint64_t progress; /* bumped by the child at every step, watched by the parent */
 } probe_state;
 
 /* A child that makes no step for this long is stuck in libhdf5 (some
- * corrupt heaps make it loop forever); one step is one attribute or one
- * block of PROBE_BLOCK strings, milliseconds each. */
+ * corrupt heaps make it loop forever); one step is one attribute, one
+ * block of PROBE_BLOCK strings or of PROBE_NUMBER_BYTES of numbers,
+ * milliseconds each. */
 #define PROBE_STALL_SECONDS 10.0
 
 static void probe_mark(probe_state *ps, const char *obj, const char *attr)
@@ -697,8 +757,9 @@ static void probe_mark(probe_state *ps, const char *obj, const char *attr)
   ps->progress++;
 }
 
-/* Reads a 1-D string dataset (or attribute) in blocks, as read_strings does. */
-static void probe_strings(hid_t d, uint64_t fsize, probe_state *ps)
+/* Reads a 1-D string dataset in blocks, as read_strings does (not when a
+ * length is impossible: read_strings refuses that file). */
+static void probe_strings(const char *path, hid_t d, uint64_t fsize, probe_state *ps)
 {
   hid_t ft = H5Dget_type(d), fs = H5Dget_space(d), mt = -1, ms = -1;
   hsize_t dims[2] = {0, 0};
@@ -707,6 +768,8 @@ static void probe_strings(hid_t d, uint64_t fsize, probe_state *ps)
   const size_t w = H5Tget_size(ft);
   if (declared_bytes(1, dims, w) > declared_max(fsize)) goto done;
   const int vlen = H5Tis_variable_str(ft) > 0;
+  uint32_t len_bad = 0;
+  if (vlen && vlen_too_long(path, d, dims[0], fsize, &len_bad) >= 0) goto done;
   mt = H5Tcopy(H5T_C_S1);
   H5Tset_cset(mt, H5Tget_cset(ft));
   H5Tset_size(mt, vlen ? H5T_VARIABLE : w);
@@ -733,6 +796,64 @@ static void probe_strings(hid_t d, uint64_t fsize, probe_state *ps)
   }
   free(buf);
 done:
+  close_id(ms);
+  close_id(mt);
+  close_id(fs);
+  close_id(ft);
+}
+
+/* 1 for the numeric datasets the parent reads: /qrels/{offsets,doc,grade}
+ * and /runs/NAME/{offsets,doc,score,latency}.  Others are never read, so a
+ * fault in their data could not reach the parent. */
+static int parent_reads_numbers(const char *name)
+{
+  if (strncmp(name, "/qrels/", 7) == 0)
+    return strcmp(name + 7, "offsets") == 0 || strcmp(name + 7, "doc") == 0 || strcmp(name + 7, "grade") == 0;
+  if (strncmp(name, "/runs/", 6) != 0) return 0;
+  const char *leaf = strchr(name + 6, '/');
+  if (!leaf || leaf == name + 6) return 0;
+  leaf++;
+  return strcmp(leaf, "offsets") == 0 || strcmp(leaf, "doc") == 0 || strcmp(leaf, "score") == 0 ||
+         strcmp(leaf, "latency") == 0;
+}
+
+/* Reads a 1-D or 2-D numeric dataset whole, in blocks of at most
+ * PROBE_NUMBER_BYTES (rows, and columns when one row is larger), into one
+ * buffer of that size: the storage (chunk index, filters) is decoded as the
+ * parent's reads will decode it, with memory bounded whatever the file
+ * declares.  The file's own type in native order: no conversion. */
+static void probe_numbers(hid_t d, uint64_t fsize, probe_state *ps)
+{
+  hid_t ft = H5Dget_type(d), fs = H5Dget_space(d), mt = -1, ms = -1;
+  hsize_t dims[2] = {0, 0};
+  void *buf = NULL;
+  const int rank = fs >= 0 ? H5Sget_simple_extent_ndims(fs) : -1;
+  if (ft < 0 || rank < 1 || rank > 2) goto done;
+  const H5T_class_t cls = H5Tget_class(ft);
+  const size_t fsz = H5Tget_size(ft);
+  if ((cls != H5T_INTEGER && cls != H5T_FLOAT) || fsz == 0 || fsz > 8) goto done; /* the parent refuses the rest */
+  H5Sget_simple_extent_dims(fs, dims, NULL);
+  if (declared_bytes(rank, dims, fsz) > declared_max(fsize)) goto done; /* the parent refuses it */
+  if ((mt = H5Tget_native_type(ft, H5T_DIR_ASCEND)) < 0) goto done;
+  const size_t esize = H5Tget_size(mt);
+  if (esize == 0 || esize > 16 || !(buf = malloc(PROBE_NUMBER_BYTES))) goto done;
+  const hsize_t cols = rank == 2 ? dims[1] : 1, per_buf = PROBE_NUMBER_BYTES / esize;
+  const hsize_t col_step = cols < per_buf ? cols : per_buf;
+  const hsize_t row_step = col_step ? (per_buf / col_step ? per_buf / col_step : 1) : 1;
+  for (hsize_t r0 = 0; r0 < dims[0] && col_step; r0 += row_step) {
+    for (hsize_t c0 = 0; c0 < cols; c0 += col_step) {
+      hsize_t start[2] = {r0, c0}, count[2] = {dims[0] - r0 < row_step ? dims[0] - r0 : row_step,
+                                               cols - c0 < col_step ? cols - c0 : col_step};
+      close_id(ms);
+      if ((ms = H5Screate_simple(rank, count, NULL)) < 0 ||
+          H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+          H5Dread(d, mt, ms, fs, H5P_DEFAULT, buf) < 0)
+        goto done; /* an error, not a fault: the parent's read reports it */
+      ps->progress++;
+    }
+  }
+done:
+  free(buf);
   close_id(ms);
   close_id(mt);
   close_id(fs);
@@ -792,7 +913,7 @@ done:
 }
 
 /* Decodes object `name` under loc: its header, attributes and, for a string
- * dataset, its strings. */
+ * dataset or a numeric one the parent reads, its data. */
 static void probe_object(hid_t loc, const char *name, probe_state *ps)
 {
   probe_mark(ps, name, NULL);
@@ -805,7 +926,8 @@ static void probe_object(hid_t loc, const char *name, probe_state *ps)
     s = H5Dget_space(o);
     pl = H5Dget_create_plist(o);
     const int want = ps->only ? strcmp(name, ps->only) == 0 : !(ps->skip && strcmp(name, ps->skip) == 0);
-    if (t >= 0 && H5Tget_class(t) == H5T_STRING && want) probe_strings(o, ps->fsize, ps);
+    if (t >= 0 && H5Tget_class(t) == H5T_STRING && want) probe_strings(ps->path, o, ps->fsize, ps);
+    else if (t >= 0 && want && !ps->only && parent_reads_numbers(name)) probe_numbers(o, ps->fsize, ps);
   }
   close_id(pl);
   close_id(s);
@@ -854,6 +976,7 @@ static rs_code probe_file(const char *path, const char *only, const char *skip, 
   memset(ps, 0, sizeof *ps);
   ps->only = only;
   ps->skip = skip;
+  ps->path = path;
   rs_code rc = RS_OK;
   /* The child holds the write end of a pipe: its end (exit or signal)
    * wakes the parent's poll at once, and the poll's timeout watches for a
@@ -1500,6 +1623,7 @@ rs_code rs__run_read_latency(const rs__run *run, double *out, rs_error *err)
 struct rs__h5w {
   hid_t fid, lcpl;
   char *path, *tmp;
+  int tmp_h; /* rs__tmp_register handle: the temporary file goes on SIGINT/SIGTERM */
 };
 
 static hid_t mem_type(rs__dtype t)
@@ -1530,13 +1654,23 @@ rs_code rs__h5w_create(const char *path, int corpus, rs__h5w **out, rs_error *er
 {
   h5_quiet();
   rs__h5w *w = rs__calloc(1, sizeof *w);
-  size_t len = strlen(path) + 32;
+  size_t len = strlen(path) + 40;
   if (!w || !(w->path = strdup(path)) || !(w->tmp = rs__malloc(len))) {
     if (w) free(w->path);
     free(w);
     return rs__fail(err, RS_NOMEM, "out of memory");
   }
-  snprintf(w->tmp, len, "%s.tmp.%ld", path, (long)getpid());
+  /* DIR/.NAME.tmp.PID, the name every output takes (util/tmpfiles.h): a
+   * signal removes it, and a later write of NAME removes it if a SIGKILL
+   * left it (only NAME's: DIR may be anyone's folder). */
+  const char *slash = strrchr(path, '/');
+  const int dir_len = slash ? (int)(slash - path) : 1;
+  const char *dir = slash ? path : ".", *base = slash ? slash + 1 : path;
+  snprintf(w->tmp, len, "%.*s/.%s.tmp.%ld", dir_len, dir, base, (long)getpid());
+  w->tmp[dir_len] = '\0';
+  rs__tmp_sweep_stale_of(dir_len ? w->tmp : "/", base);
+  w->tmp[dir_len] = '/';
+  w->tmp_h = rs__tmp_register(w->tmp);
   w->lcpl = H5Pcreate(H5P_LINK_CREATE);
   H5Pset_create_intermediate_group(w->lcpl, 1);
   /* Datasets of 64 KiB or more start on a 4 KiB boundary, so that readers
@@ -1547,6 +1681,7 @@ rs_code rs__h5w_create(const char *path, int corpus, rs__h5w **out, rs_error *er
   H5Pclose(fapl);
   if (w->fid < 0) {
     rs_code rc = rs__fail(err, RS_IO, "%s: cannot create%s", path, h5_reason());
+    rs__tmp_forget(w->tmp_h);
     H5Pclose(w->lcpl);
     free(w->tmp);
     free(w->path);
@@ -1569,6 +1704,7 @@ rs_code rs__h5w_create(const char *path, int corpus, rs__h5w **out, rs_error *er
 
 static void free_writer(rs__h5w *w)
 {
+  rs__tmp_forget(w->tmp_h);
   H5Pclose(w->lcpl);
   free(w->tmp);
   free(w->path);

@@ -14,6 +14,7 @@
 #include "formats/texts.h"
 #include "formats/trecrun.h"
 #include "util/strdict.h"
+#include "util/tmpfiles.h"
 
 /* --- doc ids: interned, then numbered in strcmp order ---------------------- */
 
@@ -91,6 +92,7 @@ typedef struct {
   int32_t *grade;
   const char *qrels_for_runs; /* qrels file the runs are read against */
   char tmp_qrels[4096];       /* a qrels file written for the runs, removed at the end */
+  int tmp_qrels_h;            /* its rs__tmp_register handle (-1: none), so a signal removes it too */
 } judgments;
 
 static int cmp_pstr(const void *a, const void *b) { return strcmp(**(char *const *const *)a, **(char *const *const *)b); }
@@ -98,7 +100,7 @@ static int cmp_pstr(const void *a, const void *b) { return strcmp(**(char *const
 static rs_code judgments_from_qrels(const char *path, interner *docs, judgments *j, rs_error *err)
 {
   rs__qrels *q = NULL;
-  rs_code rc = rs__qrels_read(path, &q, err);
+  rs_code rc = rs__qrels_read(path, RS_NUMBERS_STRICT, &q, err);
   if (rc) return rc;
   for (size_t t = 0; t < q->n_topics; t++)
     if (q->dup[t] != SIZE_MAX) {
@@ -141,6 +143,7 @@ static rs_code open_tmp_qrels(judgments *j, FILE **f, rs_error *err)
     return rs__fail(err, RS_IO, "TMPDIR %s: the path is too long for a temporary qrels file", dir);
   }
   int fd = mkstemp(j->tmp_qrels);
+  if (fd >= 0) j->tmp_qrels_h = rs__tmp_register(j->tmp_qrels);
   if (fd < 0 || !(*f = fdopen(fd, "w"))) {
     rs_code rc = rs__fail(err, RS_IO, "TMPDIR %s: cannot create a temporary qrels file: %s", dir, strerror(errno));
     if (fd >= 0) {
@@ -344,6 +347,7 @@ static void judgments_free(judgments *j)
   free(j->doc);
   free(j->grade);
   if (j->tmp_qrels[0]) unlink(j->tmp_qrels);
+  rs__tmp_forget(j->tmp_qrels_h);
 }
 
 /* --- runs ----------------------------------------------------------------------- */
@@ -408,7 +412,7 @@ static int cmp_id(const void *a, const void *b) { return strcmp(sort_ids[*(const
 static rs_code map_topics(const judgments *j, size_t **row_of, size_t *n_topics, rs_error *err)
 {
   rs__qrels *q = NULL;
-  rs_code rc = rs__qrels_read(j->qrels_for_runs, &q, err);
+  rs_code rc = rs__qrels_read(j->qrels_for_runs, RS_NUMBERS_STRICT, &q, err);
   if (rc) return rc;
   size_t *rows = rs__malloc(rs__mul(q->n_topics ? q->n_topics : 1, sizeof *rows));
   if (!rows) {
@@ -437,7 +441,7 @@ static rs_code read_run(const rs__import_cfg *cfg, const rs__import_run *ir, con
   collect_ctx cc = {0};
   rs_code rc = RS_OK;
   if (!(cc.t = rs__calloc(n_topics ? n_topics : 1, sizeof *cc.t))) return rs__fail(err, RS_NOMEM, "out of memory");
-  if ((rc = rs__te_rankings(j->qrels_for_runs, ir->path, cfg->threads, collect, &cc, NULL, err))) goto done;
+  if ((rc = rs__te_rankings(j->qrels_for_runs, ir->path, RS_NUMBERS_STRICT, cfg->threads, collect, &cc, NULL, err))) goto done;
   memset(out, 0, sizeof *out);
   size_t total = 0;
   for (size_t t = 0; t < n_topics; t++) {
@@ -549,7 +553,7 @@ rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *er
   rs__texts *qtexts = NULL, *dtexts = NULL;
   const char **qtext = NULL, **dtext = NULL;
   interner docs = {0};
-  judgments j = {0};
+  judgments j = {.tmp_qrels_h = -1};
   run_rows *runs = rs__calloc(cfg->n_runs ? cfg->n_runs : 1, sizeof *runs);
   int32_t *perm = NULL, *final = NULL;
   size_t *row_of = NULL, n_topics = 0;

@@ -24,6 +24,22 @@ double rs__atof_slow(const char *s, size_t n)
   return v;
 }
 
+int rs__strict_atof_slow(const char *s, size_t n, double *out)
+{
+  char small[128], *buf = small, *end = NULL;
+  if (n == 0) return 0;
+  if (n >= sizeof small && !(buf = malloc(n + 1))) return 0;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  const double v = strtod(buf, &end);
+  /* strtod skips leading white space; a token has none, but be exact. */
+  const int whole = end == buf + n && !(buf[0] == ' ' || (buf[0] >= '\t' && buf[0] <= '\r'));
+  if (buf != small) free(buf);
+  if (!whole || isnan(v)) return 0;
+  *out = v;
+  return 1;
+}
+
 void rs__format_double(double v, char buf[32])
 {
   if (isnan(v)) {

@@ -18,7 +18,14 @@ double rs__atof_slow(const char *s, size_t n);
  * "inf", "-inf" for the others): CSV values and numeric attributes. */
 void rs__format_double(double v, char buf[32]);
 
-static inline double rs__atof(const char *s, size_t n)
+/* As rs__atof_slow, but 1 only when the whole token is a number in
+ * strtod's syntax other than NaN (e.g. "1e-3", "inf"), 0 for "abc", "1x",
+ * "nan" or "" (*out is then unchanged). */
+int rs__strict_atof_slow(const char *s, size_t n, double *out);
+
+/* The fast path of both parsers: 1 with *out set for a plain decimal
+ * ("-12.5") whose digits fit in 53 bits, 0 for anything else. */
+static inline int rs__atof_fast(const char *s, size_t n, double *out)
 {
   static const double pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                    1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
@@ -30,22 +37,48 @@ static inline double rs__atof(const char *s, size_t n)
   int n_digits = 0, n_frac = 0;
   while (p < end && (unsigned)(*p - '0') < 10) {
     m = m * 10 + (uint64_t)(*p++ - '0');
-    if (m >> 53) return rs__atof_slow(s, n);
+    if (m >> 53) return 0;
     n_digits++;
   }
   if (p < end && *p == '.') {
     p++;
     while (p < end && (unsigned)(*p - '0') < 10) {
       m = m * 10 + (uint64_t)(*p++ - '0');
-      if (m >> 53) return rs__atof_slow(s, n);
+      if (m >> 53) return 0;
       n_digits++;
       n_frac++;
     }
   }
-  if (p != end || n_digits == 0 || n_frac > 22) return rs__atof_slow(s, n);
+  if (p != end || n_digits == 0 || n_frac > 22) return 0;
   double v = (double)m;
   if (n_frac) v = v / pow10[n_frac];
-  return neg ? -v : v;
+  *out = neg ? -v : v;
+  return 1;
+}
+
+static inline double rs__atof(const char *s, size_t n)
+{
+  double v;
+  return rs__atof_fast(s, n, &v) ? v : rs__atof_slow(s, n);
+}
+
+/* rs__atof for ragsweep's own readers: 1 and the same double when the whole
+ * token is a number other than NaN, else 0 (trec_eval's atof reads "abc"
+ * as 0.0; a score like that is a mistake in the file). */
+static inline int rs__strict_atof(const char *s, size_t n, double *out)
+{
+  return rs__atof_fast(s, n, out) || rs__strict_atof_slow(s, n, out);
+}
+
+/* 1 when the token is an optional sign and one or more decimal digits:
+ * an integer that rs__atol reads whole (it reads "2.9" as 2, "abc" as 0). */
+static inline int rs__is_integer_token(const char *s, size_t n)
+{
+  size_t i = n && (s[0] == '-' || s[0] == '+');
+  if (i == n) return 0;
+  for (; i < n; i++)
+    if ((unsigned)(s[i] - '0') >= 10) return 0;
+  return 1;
 }
 
 /* atol: optional sign and decimal digits, stopping at the first other

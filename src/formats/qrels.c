@@ -109,7 +109,7 @@ static long intern_topic(uint32_t **tab, size_t *mask, topic_key **keys, size_t 
   return (long)(*n_keys)++;
 }
 
-rs_code rs__qrels_read(const char *path, rs__qrels **out, rs_error *err)
+rs_code rs__qrels_read(const char *path, rs__numbers numbers, rs__qrels **out, rs_error *err)
 {
   rs_code rc = RS_OK;
   rs__qrels *q = rs__calloc(1, sizeof *q);
@@ -180,6 +180,14 @@ rs_code rs__qrels_read(const char *path, rs__qrels **out, rs_error *err)
       rc = rs__fail(err, RS_FORMAT,
                     "%s:%zu: malformed qrels line: expected 4 fields 'qid iter docno grade', found %s%d",
                     name, line_no, nt > 5 ? "more than " : "", nt > 5 ? 5 : nt);
+      goto done;
+    }
+    if (numbers == RS_NUMBERS_STRICT && !rs__is_integer_token(tok[3], tlen[3])) {
+      const int shown = tlen[3] > 40 ? 40 : (int)tlen[3];
+      rc = rs__fail(err, RS_FORMAT,
+                    "%s:%zu: expected an integer grade, found '%.*s'%s; fix the line (trec_eval reads it as %ld, "
+                    "and only 'ragsweep trec_eval' keeps that rule)",
+                    name, line_no, shown, tok[3], (size_t)shown < tlen[3] ? "..." : "", rs__atol(tok[3], tlen[3]));
       goto done;
     }
     long g = rs__atol(tok[3], tlen[3]);

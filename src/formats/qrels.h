@@ -49,8 +49,16 @@ typedef struct rs__qrels {
   size_t tix_mask;
 } rs__qrels;
 
+/* How the numbers of TREC text are read.  trec_eval reads a grade with
+ * atol and a score with atof, so "abc" is 0 and "2.9" is 2 without a word
+ * (`ragsweep trec_eval` must do the same, SEMANTICS.md section 1);
+ * ragsweep's own commands (import, eval/compare --qrels) reject a grade
+ * that is not an integer and a score that is not a number (or is NaN),
+ * naming the file, the line and the token. */
+typedef enum { RS_NUMBERS_AS_TREC_EVAL = 0, RS_NUMBERS_STRICT = 1 } rs__numbers;
+
 /* Parses qrels text from path ("-" = stdin; gzip detected by magic). */
-rs_code rs__qrels_read(const char *path, rs__qrels **out, rs_error *err);
+rs_code rs__qrels_read(const char *path, rs__numbers numbers, rs__qrels **out, rs_error *err);
 void rs__qrels_free(rs__qrels *q);
 
 /* Topic index of an id, or -1 when the qrels do not judge that topic. */

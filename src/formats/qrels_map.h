@@ -26,7 +26,8 @@
 
 /* Builds CSR qrels over c's queries from the TREC qrels file at path ("-"
  * is stdin; gzip is detected), read by rs__qrels_read with trec_eval's
- * rules (so its layout errors are trec_eval's).
+ * layout rules (so its layout errors are trec_eval's) and strict numbers
+ * (a grade that is not an integer is an error, RS_NUMBERS_STRICT).
  *
  * Query ids are matched against /queries/id (loaded here if not loaded
  * yet, which is why c is touched despite the const, as rs__corpus_qid

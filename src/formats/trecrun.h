@@ -15,12 +15,15 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "formats/qrels.h" /* rs__numbers */
 
 typedef void (*rs__ranking_fn)(void *ctx, size_t topic, const char *const *doc, const uint32_t *doc_len,
                                const double *score, const uint32_t *order, size_t n);
 
-/* runid (optional) receives the run tag (malloc'd). */
-rs_code rs__te_rankings(const char *qrels_path, const char *run_path, int threads, rs__ranking_fn fn, void *ctx,
-                        char **runid, rs_error *err);
+/* numbers: how grades and scores are read (qrels.h); ragsweep's own
+ * commands pass RS_NUMBERS_STRICT.  runid (optional) receives the run tag
+ * (malloc'd). */
+rs_code rs__te_rankings(const char *qrels_path, const char *run_path, rs__numbers numbers, int threads,
+                        rs__ranking_fn fn, void *ctx, char **runid, rs_error *err);
 
 #endif

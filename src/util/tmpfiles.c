@@ -84,7 +84,16 @@ static pid_t temp_pid(const char *name)
   return (pid_t)pid;
 }
 
-size_t rs__tmp_sweep_stale(const char *dir)
+/* 1 when entry is ".name.tmp.<digits>" (name NULL: any name). */
+static int is_temp_of(const char *entry, const char *name)
+{
+  if (!name) return 1;
+  const size_t n = strlen(name);
+  return entry[0] == '.' && strncmp(entry + 1, name, n) == 0 && strncmp(entry + 1 + n, ".tmp.", 5) == 0 &&
+         strchr(entry + 1 + n + 5, '.') == NULL;
+}
+
+static size_t sweep(const char *dir, const char *name)
 {
   DIR *d = opendir(dir);
   if (!d) return 0;
@@ -93,7 +102,7 @@ size_t rs__tmp_sweep_stale(const char *dir)
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
     const pid_t pid = temp_pid(e->d_name);
-    if (pid <= 0 || pid == self) continue;
+    if (pid <= 0 || pid == self || !is_temp_of(e->d_name, name)) continue;
     /* EPERM means the process exists (another user's): keep its file. */
     if (kill(pid, 0) == 0 || errno != ESRCH) continue;
     size_t len = strlen(dir) + strlen(e->d_name) + 2;
@@ -108,3 +117,7 @@ size_t rs__tmp_sweep_stale(const char *dir)
   closedir(d);
   return removed;
 }
+
+size_t rs__tmp_sweep_stale(const char *dir) { return sweep(dir, NULL); }
+
+size_t rs__tmp_sweep_stale_of(const char *dir, const char *name) { return sweep(dir, name); }

@@ -25,5 +25,9 @@ void rs__tmp_forget(int h);
  * Returns how many were removed; errors (an unreadable folder) are ignored,
  * since a leftover is untidy but never wrong. */
 size_t rs__tmp_sweep_stale(const char *dir);
+/* The same for the temporary files of one output, ".name.tmp.PID", only:
+ * for a file written into a folder that ragsweep does not own (an HDF5
+ * corpus beside other files), where a stranger's ".x.tmp.12" is left alone. */
+size_t rs__tmp_sweep_stale_of(const char *dir, const char *name);
 
 #endif

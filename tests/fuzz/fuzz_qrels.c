@@ -1,6 +1,8 @@
 /* fuzz_qrels: TREC qrels text (plain or gzip, detected by magic) through
  * rs__qrels_read; every topic and judgment it stored must then be found
- * again through its hash tables (a lookup that misses is a parser bug). */
+ * again through its hash tables (a lookup that misses is a parser bug).
+ * The strict reading (ragsweep's commands) must accept only what
+ * trec_eval's reading accepts, with the same judgments. */
 #include "fuzz.h"
 #include "formats/qrels.h"
 
@@ -10,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   rs__qrels *q = NULL;
   rs_error err = {0};
   fz_file_open(&f, data, size);
-  if (rs__qrels_read(f.path, &q, &err) == RS_OK) {
+  if (rs__qrels_read(f.path, RS_NUMBERS_AS_TREC_EVAL, &q, &err) == RS_OK) {
     for (size_t t = 0; t < q->n_topics; t++) {
       const char *id = q->topic_id[t];
       size_t len = q->topic_len[t];
@@ -22,6 +24,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   } else if (err.msg[0] == '\0') {
     abort(); /* every failure must say why */
   }
+  rs__qrels *strict = NULL;
+  rs_error serr = {0};
+  if (rs__qrels_read(f.path, RS_NUMBERS_STRICT, &strict, &serr) == RS_OK) {
+    if (!q || strict->n_judged != q->n_judged || strict->n_topics != q->n_topics) abort();
+    for (size_t j = 0; j < q->n_judged; j++)
+      if (strict->grade[j] != q->grade[j]) abort();
+  } else if (serr.msg[0] == '\0') {
+    abort();
+  }
+  rs__qrels_free(strict);
   rs__qrels_free(q);
   fz_file_close(&f);
   return 0;

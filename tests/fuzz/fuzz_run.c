@@ -4,9 +4,12 @@
  * trec_eval prints it.  A 64-byte read block puts block boundaries inside
  * almost every line (the default 32 MiB block would also make each input
  * cost ~100 ms under ASan); -c and -J follow the input's size, so both
- * settings are fuzzed. */
+ * settings are fuzzed.  Every fourth input is also read as `import` reads
+ * runs (rs__te_rankings, strict numbers), which must fail with a message
+ * or hand over rankings. */
 #include "fuzz.h"
 #include "ragsweep/trec_eval.h"
+#include "formats/trecrun.h"
 
 static fz_file qrels;
 static FILE *devnull;
@@ -17,6 +20,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
   fz_file_open(&qrels, text, sizeof text - 1);
   if (!(devnull = fopen("/dev/null", "w"))) abort();
   return 0;
+}
+
+static void count_ranking(void *ctx, size_t topic, const char *const *doc, const uint32_t *doc_len,
+                          const double *score, const uint32_t *order, size_t n)
+{
+  (void)topic, (void)doc, (void)doc_len;
+  for (size_t i = 0; i < n; i++)
+    if (score[order[i]] != score[order[i]]) abort(); /* strict reading lets no NaN through */
+  __atomic_add_fetch((size_t *)ctx, n, __ATOMIC_RELAXED);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -37,6 +49,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     abort();
   }
   rs_plan_free(&cfg.plan);
+  if ((size & 3) == 3) {
+    size_t ranked = 0;
+    rs_error serr = {0};
+    if (rs__te_rankings(qrels.path, f.path, RS_NUMBERS_STRICT, 1, count_ranking, &ranked, NULL, &serr) != RS_OK &&
+        serr.msg[0] == '\0')
+      abort();
+  }
   fz_file_close(&f);
   return 0;
 }
