@@ -20,7 +20,7 @@ static void usage(FILE *f)
           "commands:\n"
           "  eval CORPUS.h5 [RUNS.h5 ...] -o OUTDIR   score every run of a sweep into CSV\n"
           "  compare CORPUS.h5 ... -o OUTDIR significance tests, intervals and gates between runs\n"
-          "  check FILE.h5 ...               validate corpora and run files against the format\n"
+          "  check FILE.h5 ... [--qrels F]   validate corpora, run files (and TREC qrels) against the format\n"
           "  import -o OUT.h5 ...            TREC qrels/runs or a JSON eval set -> corpus\n"
           "  export CORPUS.h5 -o DIR         corpus -> TREC qrels and runs\n"
           "  table OUTDIR|aggregate.csv      Markdown or CSV pivot of measures across configurations\n"
