@@ -22,5 +22,6 @@ int rs_cli_table(int argc, char **argv);
 int rs_cli_judge(int argc, char **argv);
 int rs_cli_rag(int argc, char **argv);
 int rs_cli_cache(int argc, char **argv);
+int rs_cli_synth(int argc, char **argv);
 
 #endif
