@@ -53,43 +53,9 @@ static void help(FILE *f)
           "judged so far is written and cached).\n");
 }
 
-static int usage_error(const char *fmt, ...) RS_PRINTF(1, 2);
-static int usage_error(const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "ragsweep judge: ");
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, " (see 'ragsweep judge --help')\n");
-  va_end(ap);
-  return RS_EXIT_USAGE;
-}
-
-typedef struct {
-  double last;
-  int shown;
-} progress_state;
-
-static double mono_s(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void show_progress(void *ctx, const rs__judge_stats *s)
 {
-  progress_state *p = ctx;
-  const double now = mono_s();
-  if (now - p->last < 0.25 && s->done < s->requests) return;
-  p->last = now;
-  const double rate = s->wall_s > 0 ? (double)s->sent / s->wall_s : 0.0;
-  const uint64_t left = s->requests - s->done;
-  fprintf(stderr, "\rragsweep judge: %llu/%llu requests (%llu cached), %.1f req/s", (unsigned long long)s->done,
-          (unsigned long long)s->requests, (unsigned long long)s->cached, rate);
-  if (rate > 0 && left) fprintf(stderr, ", ETA %.0f s", (double)left / rate);
-  fprintf(stderr, ", %llu failed   ", (unsigned long long)s->request_failures);
-  p->shown = 1;
+  llm_progress_show(ctx, "judge", NULL, s->done, s->requests, s->cached, s->sent, s->wall_s, s->request_failures);
 }
 
 enum { OPT_DEPTH = 256, OPT_HOLES, OPT_TIES, OPT_QUERIES, OPT_DOCS, OPT_PROMPT, OPT_SAMPLES, OPT_MAX_DOC };
@@ -120,28 +86,28 @@ int rs_cli_judge(int argc, char **argv)
     switch (c) {
     case 'o': out_dir = optarg; break;
     case OPT_DEPTH:
-      if (!parse_count(optarg, 1, &v) || v > 100000) return usage_error("--depth: expected an integer from 1 to 100000, found '%s'", optarg);
+      if (!parse_count(optarg, 1, &v) || v > 100000) return llm_usage_error("judge", "--depth: expected an integer from 1 to 100000, found '%s'", optarg);
       cfg.depth = (size_t)v;
       break;
     case OPT_HOLES: cfg.holes_only = 1; break;
     case OPT_TIES:
       if (strcmp(optarg, "trec") == 0) cfg.ties_stored = 0;
       else if (strcmp(optarg, "stored") == 0) cfg.ties_stored = 1;
-      else return usage_error("--ties: expected 'trec' or 'stored', found '%s'", optarg);
+      else return llm_usage_error("judge", "--ties: expected 'trec' or 'stored', found '%s'", optarg);
       break;
     case OPT_QUERIES: cfg.queries_path = optarg; break;
     case OPT_DOCS: cfg.docs_path = optarg; break;
     case OPT_PROMPT: prompt_spec = optarg; break;
     case OPT_SAMPLES:
-      if (!parse_count(optarg, 1, &v) || v > 1000) return usage_error("--samples: expected an integer from 1 to 1000, found '%s'", optarg);
+      if (!parse_count(optarg, 1, &v) || v > 1000) return llm_usage_error("judge", "--samples: expected an integer from 1 to 1000, found '%s'", optarg);
       cfg.samples = (int)v;
       break;
     case OPT_MAX_DOC:
-      if (!parse_count(optarg, 0, &v)) return usage_error("--max-doc-chars: expected an integer >= 0, found '%s'", optarg);
+      if (!parse_count(optarg, 0, &v)) return llm_usage_error("judge", "--max-doc-chars: expected an integer >= 0, found '%s'", optarg);
       cfg.max_doc_chars = (size_t)v;
       break;
     case 'h': help(stdout); return RS_EXIT_OK;
-    default: return usage_error("unknown option or missing value in '%s'", argv[optind - 1]);
+    default: return llm_usage_error("judge", "unknown option or missing value in '%s'", argv[optind - 1]);
     }
   }
   cfg.model = lo.model;
@@ -158,13 +124,13 @@ int rs_cli_judge(int argc, char **argv)
   const size_t n_pos = (size_t)(argc - optind);
   int status = RS_EXIT_OK;
   if (n_pos == 0) {
-    return usage_error("expected CORPUS.h5 (and run files)");
+    return llm_usage_error("judge", "expected CORPUS.h5 (and run files)");
   }
   if (!out_dir) {
-    return usage_error("-o OUTDIR is required");
+    return llm_usage_error("judge", "-o OUTDIR is required");
   }
   if (!cfg.model || !*cfg.model) {
-    return usage_error("--model NAME is required (or set RAGSWEEP_MODEL), e.g. --model gpt-4o-mini");
+    return llm_usage_error("judge", "--model NAME is required (or set RAGSWEEP_MODEL), e.g. --model gpt-4o-mini");
   }
   rs_error err = {0};
   rs__prompt prompt;
@@ -176,7 +142,7 @@ int rs_cli_judge(int argc, char **argv)
   sweep_input in = {0};
   rs__judge *j = NULL;
   char *cache_buf = NULL;
-  progress_state ps = {0};
+  llm_progress ps = {0};
   rs_code rc = sweep_input_open(&in, pos[0], pos + 1, n_pos - 1, &err);
   struct stat out_st;
   const int out_existed = stat(out_dir, &out_st) == 0;
@@ -195,7 +161,7 @@ int rs_cli_judge(int argc, char **argv)
     if (!quiet && isatty(STDERR_FILENO)) cfg.progress = show_progress, cfg.progress_ctx = &ps;
   }
   if (!rc) rc = rs__judge_run(&cfg, &j, &err);
-  if (ps.shown) fprintf(stderr, "\n");
+  llm_progress_end(&ps);
   const rs__judge_stats *s = j ? rs__judge_get_stats(j) : NULL;
   if (!rc && cfg.dry_run) {
     printf("ragsweep judge --dry-run: %zu run%s, depth %zu: %llu retrieved, %llu distinct pairs", in.n_runs,

@@ -58,41 +58,9 @@ static void help(FILE *f)
           "3 a gate or a tier minimum failed.\n");
 }
 
-static int usage_error(const char *fmt, ...) RS_PRINTF(1, 2);
-static int usage_error(const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "ragsweep rag: ");
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, " (see 'ragsweep rag --help')\n");
-  va_end(ap);
-  return RS_EXIT_USAGE;
-}
-
-typedef struct {
-  double last;
-  int shown;
-} progress_state;
-
-static double mono_s(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void show_progress(void *ctx, const rs__llm_calls_stats *s, const char *stage)
 {
-  progress_state *p = ctx;
-  const double now = mono_s();
-  if (now - p->last < 0.25 && s->done < s->requests) return;
-  p->last = now;
-  const double rate = s->wall_s > 0 ? (double)s->sent / s->wall_s : 0.0;
-  fprintf(stderr, "\rragsweep rag: %s: %llu/%llu requests (%llu cached), %.1f req/s, %llu failed   ", stage,
-          (unsigned long long)s->done, (unsigned long long)s->requests, (unsigned long long)s->cached, rate,
-          (unsigned long long)s->failed);
-  p->shown = 1;
+  llm_progress_show(ctx, "rag", stage, s->done, s->requests, s->cached, s->sent, s->wall_s, s->failed);
 }
 
 /* A configuration's name for lines and gates.csv: its values joined by
@@ -254,7 +222,7 @@ int rs_cli_rag(int argc, char **argv)
   rs__rag_set set = {0};
   rs__rag *r = NULL;
   char *cache_buf = NULL;
-  progress_state ps = {0};
+  llm_progress ps = {0};
   rs_error err = {0};
   rs_code rc = RS_OK;
   int out_existed = 1;
@@ -281,7 +249,7 @@ int rs_cli_rag(int argc, char **argv)
     case OPT_EMBED: embed_model = optarg; break;
     case OPT_QUESTIONS:
       if (!parse_count(optarg, 1, &v) || v > 20) {
-        status = usage_error("--questions: expected an integer from 1 to 20, found '%s'", optarg);
+        status = llm_usage_error("rag", "--questions: expected an integer from 1 to 20, found '%s'", optarg);
         goto done;
       }
       n_questions = (int)v;
@@ -291,25 +259,25 @@ int rs_cli_rag(int argc, char **argv)
     case 'h':
       help(stdout);
       goto done;
-    default: status = usage_error("unknown option or missing value in '%s'", argv[optind - 1]); goto done;
+    default: status = llm_usage_error("rag", "unknown option or missing value in '%s'", argv[optind - 1]); goto done;
     }
   }
   char **pos = argv + optind;
   const size_t n_pos = (size_t)(argc - optind);
   if (n_pos == 0) {
-    status = usage_error("expected DATASET.jsonl (ragas fields, one sample per line)");
+    status = llm_usage_error("rag", "expected DATASET.jsonl (ragas fields, one sample per line)");
     goto done;
   }
   if (!out_dir) {
-    status = usage_error("-o OUTDIR is required");
+    status = llm_usage_error("rag", "-o OUTDIR is required");
     goto done;
   }
   if (n_metric_text + n_crit == 0) {
-    status = usage_error("expected at least one -m METRIC or --criterion NAME=FILE, e.g. -m faithfulness");
+    status = llm_usage_error("rag", "expected at least one -m METRIC or --criterion NAME=FILE, e.g. -m faithfulness");
     goto done;
   }
   if (!(metrics = calloc(n_metric_text + n_crit, sizeof *metrics))) {
-    status = usage_error("out of memory");
+    status = llm_usage_error("rag", "out of memory");
     goto done;
   }
   int any_llm = 0;
@@ -374,7 +342,7 @@ int rs_cli_rag(int argc, char **argv)
     if (!lo.quiet && isatty(STDERR_FILENO)) cfg.progress = show_progress, cfg.progress_ctx = &ps;
   }
   if (!rc) rc = rs__rag_run(&cfg, &r, &err);
-  if (ps.shown) fprintf(stderr, "\n");
+  llm_progress_end(&ps);
   const rs__rag_stats *st = r ? rs__rag_get_stats(r) : NULL;
   if (!rc && lo.dry_run) {
     const rs__llm_calls_stats *cs = &st->calls;

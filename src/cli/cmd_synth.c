@@ -49,43 +49,9 @@ static void help(FILE *f)
           "--max-cost budget reached (everything answered so far is written and cached).\n");
 }
 
-static int usage_error(const char *fmt, ...) RS_PRINTF(1, 2);
-static int usage_error(const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "ragsweep synth: ");
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, " (see 'ragsweep synth --help')\n");
-  va_end(ap);
-  return RS_EXIT_USAGE;
-}
-
-typedef struct {
-  double last;
-  int shown;
-} progress_state;
-
-static double mono_s(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void show_progress(void *ctx, const rs__synth_stats *s)
 {
-  progress_state *p = ctx;
-  const double now = mono_s();
-  if (now - p->last < 0.25 && s->done < s->requests) return;
-  p->last = now;
-  const double rate = s->wall_s > 0 ? (double)s->sent / s->wall_s : 0.0;
-  const uint64_t left = s->requests - s->done;
-  fprintf(stderr, "\rragsweep synth: %llu/%llu requests (%llu cached), %.1f req/s", (unsigned long long)s->done,
-          (unsigned long long)s->requests, (unsigned long long)s->cached, rate);
-  if (rate > 0 && left) fprintf(stderr, ", ETA %.0f s", (double)left / rate);
-  fprintf(stderr, ", %llu failed   ", (unsigned long long)s->request_failures);
-  p->shown = 1;
+  llm_progress_show(ctx, "synth", NULL, s->done, s->requests, s->cached, s->sent, s->wall_s, s->request_failures);
 }
 
 /* Splits "a,b,c" in place into types[]; the count, or 0 for an empty item. */
@@ -154,32 +120,32 @@ int rs_cli_synth(int argc, char **argv)
     case OPT_JSONL: jsonl_arg = optarg; break;
     case OPT_TYPES: types_arg = optarg; break;
     case OPT_SEED:
-      if (!parse_count(optarg, 0, &v)) return usage_error("--seed: expected an integer >= 0, found '%s'", optarg);
+      if (!parse_count(optarg, 0, &v)) return llm_usage_error("synth", "--seed: expected an integer >= 0, found '%s'", optarg);
       cfg.seed = (uint64_t)v;
       break;
     case OPT_MAX_DOC:
-      if (!parse_count(optarg, 0, &v)) return usage_error("--max-doc-chars: expected an integer >= 0, found '%s'", optarg);
+      if (!parse_count(optarg, 0, &v)) return llm_usage_error("synth", "--max-doc-chars: expected an integer >= 0, found '%s'", optarg);
       cfg.max_doc_chars = (size_t)v;
       break;
     case 'h': help(stdout); return RS_EXIT_OK;
-    default: return usage_error("unknown option or missing value in '%s'", argv[optind - 1]);
+    default: return llm_usage_error("synth", "unknown option or missing value in '%s'", argv[optind - 1]);
     }
   }
-  if (optind < argc) return usage_error("unexpected argument '%s'", argv[optind]);
-  if (!cfg.docs_path) return usage_error("--docs FILE is required (TSV id<TAB>text, or BEIR corpus.jsonl)");
-  if (!n_arg) return usage_error("-n N is required: the number of documents to draw");
-  if (!parse_count(n_arg, 1, &v)) return usage_error("-n: expected an integer >= 1, found '%s'", n_arg);
+  if (optind < argc) return llm_usage_error("synth", "unexpected argument '%s'", argv[optind]);
+  if (!cfg.docs_path) return llm_usage_error("synth", "--docs FILE is required (TSV id<TAB>text, or BEIR corpus.jsonl)");
+  if (!n_arg) return llm_usage_error("synth", "-n N is required: the number of documents to draw");
+  if (!parse_count(n_arg, 1, &v)) return llm_usage_error("synth", "-n: expected an integer >= 1, found '%s'", n_arg);
   cfg.n = (size_t)v;
-  if (!out_path) return usage_error("-o EVALSET.json is required");
+  if (!out_path) return llm_usage_error("synth", "-o EVALSET.json is required");
   if (!lo.model || !*lo.model)
-    return usage_error("--model NAME is required (or set RAGSWEEP_MODEL), e.g. --model gpt-4o-mini");
+    return llm_usage_error("synth", "--model NAME is required (or set RAGSWEEP_MODEL), e.g. --model gpt-4o-mini");
   /* The types are split in a copy: argv stays as it was. */
   char *types_buf = strdup(types_arg);
   const char *types[64];
   const size_t n_types = types_buf ? split_types(types_buf, types, sizeof types / sizeof *types) : 0;
   if (!n_types) {
     free(types_buf);
-    return usage_error("--types: expected a comma-separated list of at most 64 of %s, without empty items, "
+    return llm_usage_error("synth", "--types: expected a comma-separated list of at most 64 of %s, without empty items, "
                        "found '%s'", RS_SYNTH_TYPES, types_arg);
   }
   cfg.types = types, cfg.n_types = n_types;
@@ -198,7 +164,7 @@ int rs_cli_synth(int argc, char **argv)
   if (!out_dir || !jsonl_path) rc = rs__fail(&err, RS_NOMEM, "out of memory");
   if (!rc && strcmp(jsonl_path, out_path) == 0) {
     free(out_dir), free(jsonl_buf), free(types_buf);
-    return usage_error("--jsonl %s: the same file as -o; give another name", jsonl_path);
+    return llm_usage_error("synth", "--jsonl %s: the same file as -o; give another name", jsonl_path);
   }
   const char *cache_path = lo.cache_path;
   if (!rc && !cache_path) {
@@ -211,11 +177,11 @@ int rs_cli_synth(int argc, char **argv)
   const int dir_existed = out_dir && stat(out_dir, &st) == 0;
   if (!rc && !cfg.dry_run && mkdir_p(out_dir) != 0)
     rc = rs__fail(&err, RS_IO, "-o %s: cannot create the folder %s: %s", out_path, out_dir, strerror(errno));
-  progress_state ps = {0};
+  llm_progress ps = {0};
   if (!lo.quiet && isatty(STDERR_FILENO)) cfg.progress = show_progress, cfg.progress_ctx = &ps;
   rs__synth *syn = NULL;
   if (!rc) rc = rs__synth_run(&cfg, &syn, &err);
-  if (ps.shown) fprintf(stderr, "\n");
+  llm_progress_end(&ps);
   const rs__synth_stats *s = syn ? rs__synth_get_stats(syn) : NULL;
   if (!rc && cfg.dry_run) {
     printf("ragsweep synth --dry-run: %llu documents drawn (seed %llu) of %llu with text in %s\n",

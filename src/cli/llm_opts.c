@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "sweep_io.h"
@@ -133,4 +134,38 @@ void llm_opts_help(FILE *f)
         "                           fraction or a percentage (default 1%)\n"
         "      --quiet              no progress line on stderr\n",
         f);
+}
+
+int llm_usage_error(const char *cmd, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "ragsweep %s: ", cmd);
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, " (see 'ragsweep %s --help')\n", cmd);
+  va_end(ap);
+  return RS_EXIT_USAGE;
+}
+
+void llm_progress_show(llm_progress *p, const char *cmd, const char *stage, uint64_t done, uint64_t requests,
+                       uint64_t cached, uint64_t sent, double wall_s, uint64_t failed)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  const double now = (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+  if (now - p->last < 0.25 && done < requests) return;
+  p->last = now;
+  const double rate = wall_s > 0 ? (double)sent / wall_s : 0.0;
+  const uint64_t left = requests > done ? requests - done : 0;
+  fprintf(stderr, "\rragsweep %s%s%s: %llu/%llu requests (%llu cached), %.1f req/s", cmd, stage ? ": " : "",
+          stage ? stage : "", (unsigned long long)done, (unsigned long long)requests, (unsigned long long)cached, rate);
+  if (rate > 0 && left) fprintf(stderr, ", ETA %.0f s", (double)left / rate);
+  fprintf(stderr, ", %llu failed   ", (unsigned long long)failed);
+  p->shown = 1;
+}
+
+void llm_progress_end(llm_progress *p)
+{
+  if (p->shown) fprintf(stderr, "\n");
+  p->shown = 0;
 }

@@ -9,7 +9,10 @@
 #define RAGSWEEP_CLI_LLM_OPTS_H
 
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include "internal.h"
 
 #include "llm/http.h"
 
@@ -72,6 +75,22 @@ llm_opt_result llm_opts_parse(llm_opts *o, int c, const char *arg, const char *c
 
 /* The help lines of these options ("  --model NAME ..."), for --help. */
 void llm_opts_help(FILE *f);
+
+/* "ragsweep CMD: MESSAGE (see 'ragsweep CMD --help')" on stderr; returns
+ * RS_EXIT_USAGE. */
+int llm_usage_error(const char *cmd, const char *fmt, ...) RS_PRINTF(2, 3);
+
+/* The progress line of a long LLM job on stderr, at most every 250 ms (and
+ * at the last request): "ragsweep CMD[: STAGE]: done/requests (cached),
+ * rate, ETA, failed". */
+typedef struct llm_progress {
+  double last;
+  int shown; /* a line was printed: end it with llm_progress_end */
+} llm_progress;
+void llm_progress_show(llm_progress *p, const char *cmd, const char *stage, uint64_t done, uint64_t requests,
+                       uint64_t cached, uint64_t sent, double wall_s, uint64_t failed);
+/* Ends the line (a newline) when one was shown. */
+void llm_progress_end(llm_progress *p);
 
 /* --max-failures' value: "1%" or a fraction in [0, 1]; 1 on success. */
 int llm_parse_fraction(const char *s, double *out);
