@@ -1,6 +1,7 @@
 /* spec.c: ir_measures-style and trec_eval measure names -> plans. */
 #define _POSIX_C_SOURCE 200809L
 #include "metrics/spec.h"
+#include "util/strdict.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -57,17 +58,30 @@ typedef struct {
 typedef struct {
   item *v;
   size_t n, cap;
+  rs__strdict names; /* the names pushed: a value asked for twice is output once, found in O(1) */
 } item_list;
+
+/* At most this many values in one spec (10 names of 10,000 cutoffs): a
+ * bound on memory and time whatever the -m arguments say. */
+enum { MAX_VALUES = 100000 };
 
 static rs_code push(item_list *l, item it, rs_error *err)
 {
   if (!it.name) return rs__fail(err, RS_NOMEM, "out of memory");
-  for (size_t i = 0; i < l->n; i++) /* a value asked for twice is output once */
-    if (strcmp(l->v[i].name, it.name) == 0) {
-      free(it.name);
-      free(it.trec);
-      return RS_OK;
-    }
+  if (rs__strdict_find(&l->names, it.name) >= 0) { /* a value asked for twice is output once */
+    free(it.name);
+    free(it.trec);
+    return RS_OK;
+  }
+  uint32_t id;
+  rs_code rc = l->n >= MAX_VALUES ? rs__fail(err, RS_USAGE, "more than %d measure values asked for; ask for fewer "
+                                                               "cutoffs (-m nDCG@1..100 is 100 values)", MAX_VALUES)
+                                  : rs__strdict_add(&l->names, it.name, &id, err);
+  if (rc) {
+    free(it.name);
+    free(it.trec);
+    return rc;
+  }
   if (l->n == l->cap) {
     size_t cap = l->cap ? 2 * l->cap : 32;
     item *nv = rs__realloc(l->v, rs__mul(cap, sizeof *nv));
@@ -309,12 +323,19 @@ typedef struct {
 
 static const rs_measure_id cut_ids[5] = {RS_M_P, RS_M_RECALL, RS_M_SUCCESS, RS_M_MAP_CUT, RS_M_NDCG_CUT};
 
+/* The room of an array grown by grow_room: n rounded up to a power of two
+ * (at least 4), so appending one at a time copies O(n) in all. */
+static int needs_room(size_t n) { return n < 4 ? n == 0 : (n & (n - 1)) == 0; }
+static size_t grow_room(size_t n) { return n < 4 ? 4 : 2 * n; }
+
 static rs_code need_cut(plan_need *pn, int which, long k, rs_error *err)
 {
   for (size_t i = 0; i < pn->n_cuts[which]; i++)
     if (pn->cuts[which][i] == k) return RS_OK;
-  long *nc = rs__realloc(pn->cuts[which], rs__mul(pn->n_cuts[which] + 1, sizeof *nc));
-  if (!nc) return rs__fail(err, RS_NOMEM, "out of memory");
+  long *nc = pn->cuts[which];
+  if (needs_room(pn->n_cuts[which]) &&
+      !(nc = rs__realloc(pn->cuts[which], rs__mul(grow_room(pn->n_cuts[which]), sizeof *nc))))
+    return rs__fail(err, RS_NOMEM, "out of memory");
   pn->cuts[which] = nc;
   nc[pn->n_cuts[which]++] = k;
   return RS_OK;
@@ -497,8 +518,11 @@ rs_code rs__spec_build(const char *const *names, size_t n_names, size_t max_rank
     }
     }
     if (is_rag) {
-      rs_rag_measure *nr = rs__realloc(sp->rag, rs__mul(sp->n_rag + 1, sizeof *nr));
-      if (!nr) { rc = rs__fail(err, RS_NOMEM, "out of memory"); break; }
+      rs_rag_measure *nr = sp->rag;
+      if (needs_room(sp->n_rag) && !(nr = rs__realloc(sp->rag, rs__mul(grow_room(sp->n_rag), sizeof *nr)))) {
+        rc = rs__fail(err, RS_NOMEM, "out of memory");
+        break;
+      }
       sp->rag = nr;
       r->kind = RS_REQ_RAG;
       r->slot = sp->n_rag;
@@ -526,6 +550,7 @@ done:
     free(l.v[i].trec);
   }
   free(l.v);
+  rs__strdict_free(&l.names);
   for (size_t i = 0; i < n_needs; i++)
     for (int w = 0; w < 5; w++) free(needs[i].cuts[w]);
   free(needs);
