@@ -686,3 +686,27 @@ Test(table_csvread, records_across_blocks)
     if (i != n / 2) want += (double)(i % 3);
   cr_expect_eq(a.sum, want);
 }
+
+/* rag's aggregate.csv: configuration columns, judge, metric, mean; the run
+ * is the configuration's values joined by '/'; empty means are skipped. */
+Test(table, rag_aggregate)
+{
+  const char *path = temp_file(6, "rag_aggregate.csv",
+                               "model,chunk,judge,metric,mean,n,failures,undefined\n"
+                               "m1,256,j1,faithfulness,0.75,4,0,0\n"
+                               "m1,256,j2,faithfulness,0.5,4,0,0\n"
+                               "m2,512,j1,faithfulness,0.25,3,1,0\n"
+                               "m2,512,j2,faithfulness,,0,4,0\n");
+  expect_output(path, "--rows run --cols judge",
+                "**faithfulness**\n\n"
+                "| run    | judge=j1 | judge=j2 |\n"
+                "| :----- | -------: | -------: |\n"
+                "| m1/256 |   0.7500 |   0.5000 |\n"
+                "| m2/512 |   0.2500 |        \xE2\x80\x93 |\n");
+  expect_output(path, "--rows model --cols metric --where judge=j1",
+                "(judge=j1)\n\n"
+                "| model | faithfulness |\n"
+                "| :---- | -----------: |\n"
+                "| m1    |       0.7500 |\n"
+                "| m2    |       0.2500 |\n");
+}

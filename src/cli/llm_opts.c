@@ -1,4 +1,5 @@
 /* llm_opts.c: the options shared by the commands that call an LLM. */
+#define _GNU_SOURCE
 #include "llm_opts.h"
 
 #include <stdarg.h>

@@ -57,9 +57,41 @@ static void header_text(rs__sb *b, char **fields, size_t n)
   if (n > 30) rs__sb_str(b, ",...");
 }
 
+/* rag's aggregate.csv: configuration columns, [judge], metric, mean, n, ...
+ * Its run is the configuration's values joined by '/' ("all" without
+ * configuration columns), as `rag` and `compare --per-query` name it; key 0
+ * is that made-up run, keys 1.. are the columns up to metric. */
+static rs_code rag_header(rs__agg *t, char **fields, size_t n, size_t c_metric, size_t c_mean, rs_error *err)
+{
+  t->n_cols = n;
+  t->col_value = c_mean;
+  t->n_keys = c_metric + 2;
+  t->n_config_cols = c_metric;
+  for (size_t i = 0; i < c_metric; i++)
+    if (strcmp(fields[i], "judge") == 0) t->n_config_cols = i;
+  if (!(t->key = calloc(t->n_keys, sizeof *t->key)) || !(t->col = calloc(t->n_keys, sizeof *t->col)) ||
+      !(t->val = calloc(t->n_keys, sizeof *t->val)) || !(t->key[0] = strdup("run")))
+    return rs__fail(err, RS_NOMEM, "out of memory");
+  t->col[0] = SIZE_MAX;
+  for (size_t k = 1; k < t->n_keys; k++) {
+    t->col[k] = k - 1;
+    if (!(t->key[k] = strdup(fields[k - 1]))) return rs__fail(err, RS_NOMEM, "out of memory");
+  }
+  t->have_header = 1;
+  return RS_OK;
+}
+
 static rs_code table_header(rs__agg *t, char **fields, size_t n, size_t line, rs_error *err)
 {
-  size_t c_run = SIZE_MAX, c_measure = SIZE_MAX, c_value = SIZE_MAX;
+  size_t c_run = SIZE_MAX, c_measure = SIZE_MAX, c_value = SIZE_MAX, c_metric = SIZE_MAX, c_mean = SIZE_MAX;
+  int has_run = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(fields[i], "metric") == 0 && c_metric == SIZE_MAX) c_metric = i;
+    if (strcmp(fields[i], "mean") == 0 && c_mean == SIZE_MAX) c_mean = i;
+    has_run |= strcmp(fields[i], "run") == 0;
+  }
+  if (!has_run && c_metric != SIZE_MAX && c_mean != SIZE_MAX && c_metric < c_mean)
+    return rag_header(t, fields, n, c_metric, c_mean, err);
   for (size_t i = 0; i < n; i++) {
     size_t *c = strcmp(fields[i], "run") == 0       ? &c_run
                 : strcmp(fields[i], "measure") == 0 ? &c_measure
@@ -112,8 +144,8 @@ static rs_code table_row(void *ctx, char **fields, size_t n, size_t line, rs_err
                     t->n_cols, n);
   double v;
   if (!parse_number(fields[t->col_value], &v))
-    return rs__fail(err, RS_FORMAT, "%s:%zu: expected a number in column 'value', found '%s'", t->path, line,
-                    fields[t->col_value]);
+    return rs__fail(err, RS_FORMAT, "%s:%zu: expected a number in column '%s', found '%s'", t->path, line,
+                    t->col[0] == SIZE_MAX ? "mean" : "value", fields[t->col_value]);
   if (fields[t->col_value][0] == '\0') return RS_OK; /* no value: as if the row were absent */
   if (t->n_rows == t->cap) {
     size_t cap = t->cap ? 2 * t->cap : 256;
@@ -127,7 +159,20 @@ static rs_code table_row(void *ctx, char **fields, size_t n, size_t line, rs_err
     t->cap = cap;
   }
   for (size_t k = 0; k < t->n_keys; k++) {
-    rs_code rc = rs__strdict_add(&t->val[k], fields[t->col[k]], &t->id[t->n_rows * t->n_keys + k], err);
+    rs_code rc;
+    if (t->col[k] == SIZE_MAX) { /* rag's run: the configuration's values */
+      rs__sb b = {0};
+      for (size_t c = 0; c < t->n_config_cols; c++) {
+        if (c) rs__sb_str(&b, "/");
+        rs__sb_str(&b, fields[c]);
+      }
+      char *run = t->n_config_cols ? rs__sb_take(&b) : strdup("all");
+      if (!run) return rs__fail(err, RS_NOMEM, "out of memory");
+      rc = rs__strdict_add(&t->val[k], run, &t->id[t->n_rows * t->n_keys + k], err);
+      free(run);
+    } else {
+      rc = rs__strdict_add(&t->val[k], fields[t->col[k]], &t->id[t->n_rows * t->n_keys + k], err);
+    }
     if (rc) return rc;
   }
   t->value[t->n_rows] = v;

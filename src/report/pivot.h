@@ -32,14 +32,18 @@ typedef struct rs__agg {
   double *value;    /* [n_rows]; NaN: the file says NaN */
   size_t *line;     /* [n_rows] line in the file */
   size_t n_rows, cap;
+  size_t n_config_cols; /* rag's aggregate.csv: the configuration columns that make the run (col[0] is SIZE_MAX) */
 } rs__agg;
 
 #define RS__AGG_RUN 0
 #define RS__AGG_MEASURE(t) ((t)->n_keys - 1)
 
 /* Reads aggregate.csv at path (kept as t->path, so it must outlive t) into
- * a zeroed *t; rows with an empty value are skipped.  RS_IO, RS_FORMAT
- * (header, field count, number; an empty file or no rows) or RS_NOMEM.
+ * a zeroed *t: eval's and compare's run,<attributes>,measure,value, or
+ * rag's <configuration>,[judge],metric,mean,..., whose run is the
+ * configuration's values joined by '/' and whose measure key is metric.
+ * Rows with an empty value are skipped.  RS_IO, RS_FORMAT (header, field
+ * count, number; an empty file or no rows) or RS_NOMEM.
  * Free *t with rs__agg_free even on failure. */
 rs_code rs__agg_load(const char *path, rs__agg *t, rs_error *err);
 /* Frees what *t holds; accepts a zeroed or half-loaded *t. */
