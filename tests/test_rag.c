@@ -229,6 +229,16 @@ Test(rag, every_metric_by_hand, .timeout = 120)
       crit_arg, "--max-retries", "0", "--max-failures", "100%", "--gate", "faithfulness>=0.5"
   char crit_arg[600];
   snprintf(crit_arg, sizeof crit_arg, "polite=%s", crit);
+  /* A dry run sends nothing and creates nothing; with nothing cached it
+   * counts the 19 first-stage requests and estimates the 12 that the
+   * first-stage replies would lead to (two checks of the response's
+   * statements, one of the reference's, one embedding, per sample). */
+  th_result d = rs(NULL, RAG_ARGS, "--dry-run", NULL);
+  cr_assert_eq(d.status, 0, "%s%s", d.out, d.err);
+  cr_expect(strstr(d.out, "requests: about 31 (0 cached)"), "%s", d.out);
+  cr_expect_eq(stub_requests(&stub), 0);
+  cr_expect(!th_exists(out));
+  th_free(&d);
   th_result r = rs(NULL, RAG_ARGS, NULL);
   cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
   /* Requests.  Stage 1: two splits, questions, a usefulness verdict per
@@ -299,6 +309,10 @@ Test(rag, every_metric_by_hand, .timeout = 120)
   cr_assert_eq(r2.status, 0, "%s%s", r2.out, r2.err);
   th_free(&r2);
   cr_expect_eq(stub_requests(&stub), 26, "a re-run sent requests");
+  /* Now the dry run follows the cached replies into every stage: exact. */
+  d = rs(NULL, RAG_ARGS, "--dry-run", NULL);
+  cr_expect(strstr(d.out, "requests: about 26 (26 cached)"), "%s", d.out);
+  th_free(&d);
   char *ps2 = th_slurp(th_join(out, "per_sample.csv"), NULL), *agg2 = th_slurp(th_join(out, "aggregate.csv"), NULL);
   cr_expect_str_eq(ps2, ps);
   cr_expect_str_eq(agg2, agg);

@@ -349,8 +349,8 @@ int rs_cli_rag(int argc, char **argv)
     printf("ragsweep rag --dry-run: %zu samples, %zu configuration%s, %zu metric%s, %zu judge%s\n", set.n,
            set.n_configs, set.n_configs == 1 ? "" : "s", n_metrics, n_metrics == 1 ? "" : "s", n_judges,
            n_judges == 1 ? "" : "s");
-    printf("  requests: about %llu (%llu cached); the second stage and the embeddings depend on the first\n"
-           "  stage's replies and are estimated as one request per statement list or question list\n",
+    printf("  requests: about %llu (%llu cached); where a first-stage reply is not cached yet, the checks and\n"
+           "  embeddings that depend on it are estimated as one request per statement or question list\n",
            (unsigned long long)cs->requests, (unsigned long long)cs->cached);
     printf("  estimated tokens to send: %llu prompt + %llu completion\n", (unsigned long long)cs->est_prompt_tokens,
            (unsigned long long)cs->est_completion_tokens);

@@ -213,7 +213,7 @@ rs_code rs__llm_calls_run(const rs__llm_calls_cfg *cfg, rs__llm_call *calls, siz
     call_key(b.base_url, path, body, len, c->sample, c->key);
     free(body);
     int found = 0;
-    if (cfg->dry_run) {
+    if (cfg->dry_run && !cfg->dry_run_reads) {
       if (cfg->cache && (rc = rs__llm_cache_has(cfg->cache, c->key, &found, err))) break;
       if (found) {
         st->cached++;
@@ -225,7 +225,7 @@ rs_code rs__llm_calls_run(const rs__llm_calls_cfg *cfg, rs__llm_call *calls, siz
       continue;
     }
     rs__cache_entry e = {0};
-    if ((rc = rs__llm_cache_get(cfg->cache, c->key, &e, &found, err))) break;
+    if (cfg->cache && (rc = rs__llm_cache_get(cfg->cache, c->key, &e, &found, err))) break;
     if (found) {
       c->cached = 1;
       c->latency_ms = e.latency_ms;

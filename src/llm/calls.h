@@ -80,6 +80,7 @@ typedef struct rs__llm_calls_cfg {
   double price_in, price_out; /* USD per million prompt / completion tokens */
   double max_cost;            /* USD; < 0: no budget */
   int dry_run;                /* look up and estimate only */
+  int dry_run_reads;          /* in a dry run, hand cached replies to take() too (a later stage needs them) */
   /* The request of call i: *path ("/chat/completions" or "/embeddings")
    * and a malloc'd body (*len bytes); NULL when out of memory.  Called
    * once for the key and again when the call is sent: it must give the

@@ -615,9 +615,10 @@ static rs_code build_embeds(rs__rag *r, size_t j, rs_error *err)
   return rc;
 }
 
-/* A dry run cannot know the statements stage 1 will return: stage 2 is
- * estimated as one request per stage-1 request it would build on, with
- * the sample's texts as its prompt. */
+/* A dry run cannot know the statements an uncached stage-1 request will
+ * return: its stage-2 requests are estimated as one per stage-1 request
+ * they would build on, with the sample's texts as their prompt.  (Cached
+ * stage-1 replies have built their stage 2 exactly, through the cache.) */
 static void estimate_stage2(rs__rag *r)
 {
   rs__llm_calls_stats *cs = &r->st.calls;
@@ -885,13 +886,10 @@ rs_code rs__rag_run(const rs__rag_cfg *cfg, rs__rag **out, rs_error *err)
     cc->take = take_call;
     cc->progress = call_progress;
     cc->ctx = r;
+    cc->dry_run_reads = 1; /* a dry run builds stage 2 from the cached stage-1 replies */
     for (size_t j = 0; j < cfg->n_judges && !rc; j++) {
       const size_t lo = r->n_rq;
       if (!(rc = build_stage1(r, j, err))) rc = run_batch(r, lo, cfg->judges[j], "statements and verdicts", err);
-    }
-    if (!rc && cfg->dry_run) {
-      estimate_stage2(r);
-      return RS_OK;
     }
     for (size_t j = 0; j < cfg->n_judges && !rc; j++) {
       const size_t lo = r->n_rq;
@@ -901,6 +899,7 @@ rs_code rs__rag_run(const rs__rag_cfg *cfg, rs__rag **out, rs_error *err)
     for (size_t j = 0; j < cfg->n_judges && !rc; j++) rc = build_embeds(r, j, err);
     if (!rc) rc = run_batch(r, lo, cfg->embed_model, "embeddings", err);
     if (rc) return rc;
+    if (cfg->dry_run) estimate_stage2(r);
   }
   if (!cfg->dry_run) compute_all(r);
   return RS_OK;
