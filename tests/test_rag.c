@@ -471,3 +471,36 @@ Test(rag, prompts_in_readme)
   }
   free(readme);
 }
+
+/* An error that cannot heal stops the run: what was scored is written,
+ * the rest is empty ("not sent"), and the exit status is 2. */
+Test(rag, fatal_error_stops, .timeout = 60)
+{
+  char *dir = th_fresh_dir();
+  char *data = th_join(dir, "s.jsonl"), *out = th_join(dir, "out");
+  write_file(data, "{\"id\":\"a\",\"user_input\":\"q\",\"response\":\"r\",\"retrieved_contexts\":[\"c\"],"
+                   "\"retrieved_context_ids\":[\"d1\"],\"reference_context_ids\":[\"d1\"]}\n");
+  llm_stub stub;
+  cr_assert_eq(llm_stub_start(&stub, "{\"default\": {\"status\": 401, \"error_message\": \"Incorrect API key "
+                                     "provided: sk-abc123\"}}", 60), 0);
+  char *const env[] = {"OPENAI_API_KEY=sk-secret-rag-key", NULL};
+  th_result r = rs(env, "rag", data, "-o", out, "--model", "m", "--base-url", stub.url, "-m", "faithfulness", "-m",
+                   "id_based_context_recall", "--quiet", NULL);
+  cr_expect_eq(r.status, 2, "%s%s", r.out, r.err);
+  cr_expect(strstr(r.err, "stopped: HTTP 401"), "%s", r.err);
+  cr_expect(!strstr(r.err, "sk-abc123") && !strstr(r.out, "sk-secret-rag-key") && !strstr(r.err, "sk-secret-rag-key"),
+            "a key was printed: %s", r.err);
+  char *ps = th_slurp(th_join(out, "per_sample.csv"), NULL), *calls = th_slurp(th_join(out, "calls.jsonl"), NULL);
+  cr_assert(ps && calls);
+  cr_expect_str_eq(csv_cell(ps, "value", "sample", "a", "metric", "id_based_context_recall", NULL), "1");
+  cr_expect_str_eq(csv_cell(ps, "value", "sample", "a", "metric", "faithfulness", NULL), "");
+  cr_expect(strstr(calls, "\"status\":\"http_error\""), "%s", calls);
+  cr_expect(!strstr(calls, "sk-secret-rag-key"));
+  free(ps), free(calls);
+  th_result again = rs(env, "rag", data, "-o", out, "--model", "m", "--base-url", stub.url, "-m", "faithfulness",
+                       "--quiet", NULL);
+  cr_expect_eq(again.status, 2, "an HTTP error is not cached: the re-run asks again");
+  th_free(&again);
+  th_free(&r);
+  llm_stub_stop(&stub);
+}
