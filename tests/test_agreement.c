@@ -250,3 +250,81 @@ ParameterizedTest(struct tau_case *tc, agreement, tau_reference)
   double s = rs__kendall_tau_b(tc->y, tc->x, (size_t)tc->n);
   cr_expect(fabs(s - t) <= 4e-16, "seed %d: not symmetric: %.17g vs %.17g", tc->seed, s, t);
 }
+
+/* ---------------------------------------------------------------------------
+ * Krippendorff's alpha, interval metric.
+ * ------------------------------------------------------------------------- */
+
+#define M NAN
+/* Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability",
+ * section C: observers A..D (columns here) by units 1..12 (rows here).
+ * The paper gives interval alpha = 0.849; tests/indep/krippendorff_alpha.py
+ * computes it in exact rationals from the coincidence matrix:
+ * 951/1120 = 0.8491071428571428, from n = 40 pairable values (unit 12 has
+ * one value only and is not pairable). */
+static const double kripp_units[12][4] = {
+    {1, 1, M, 1}, {2, 2, 3, 2}, {3, 3, 3, 3}, {3, 3, 3, 3}, {2, 2, 2, 2}, {1, 2, 3, 4},
+    {4, 4, 4, 4}, {1, 1, 2, 1}, {2, 2, 2, 2}, {M, 5, 5, 5}, {M, M, 1, 1}, {M, 3, M, M},
+};
+
+Test(agreement, alpha_krippendorff_worked_example)
+{
+  size_t n = 0;
+  const double a = rs__krippendorff_alpha_interval(&kripp_units[0][0], 12, 4, &n);
+  cr_assert_eq(n, 40);
+  cr_assert(fabs(a - 951.0 / 1120.0) < 1e-12, "alpha %.17g, want 951/1120", a);
+  cr_assert(fabs(a - 0.849) < 5e-4); /* the paper's three digits */
+  /* The coders' order and the units' order do not change the value. */
+  double t[12][4];
+  for (int u = 0; u < 12; u++)
+    for (int c = 0; c < 4; c++) t[11 - u][c] = kripp_units[u][3 - c];
+  cr_assert(fabs(rs__krippendorff_alpha_interval(&t[0][0], 12, 4, NULL) - a) < 1e-15);
+  /* Interval alpha depends on differences only: a common offset of 1e8
+   * leaves it unchanged.  Written as 2 n S2 - 2 S1^2, D_e would lose about
+   * 16 digits to cancellation here; the two-pass form keeps 1e-8. */
+  for (int u = 0; u < 12; u++)
+    for (int c = 0; c < 4; c++) t[u][c] = kripp_units[u][c] + 1e8;
+  const double shifted = rs__krippendorff_alpha_interval(&t[0][0], 12, 4, NULL);
+  cr_assert(fabs(shifted - a) < 1e-8, "shifted alpha %.17g", shifted);
+}
+
+/* Units {1,2}, {3,3}, {5} (the last not pairable): n = 4, values 1 2 3 3.
+ * Ordered pairs within units: (1,2), (2,1) -> 1 + 1 = 2, over m - 1 = 1;
+ * D_o = 2 / 4 = 0.5.  All ordered pairs: 2 * (1 + 4 + 4 + 1 + 1 + 0) = 22;
+ * D_e = 22 / (4 * 3) = 11/6.  alpha = 1 - 0.5 / (11/6) = 1 - 3/11 = 8/11.
+ * Systematic disagreement, {1,2}, {2,1}: D_o = (2 + 2) / 4 = 1; pairs of
+ * 1 2 2 1: 2 * 4 = 8, D_e = 8/12 = 2/3; alpha = 1 - 3/2 = -1/2. */
+Test(agreement, alpha_by_hand)
+{
+  const double a[3][2] = {{1, 2}, {3, 3}, {M, 5}};
+  size_t n = 0;
+  cr_assert(fabs(rs__krippendorff_alpha_interval(&a[0][0], 3, 2, &n) - 8.0 / 11.0) < 1e-15);
+  cr_assert_eq(n, 4);
+  const double b[2][2] = {{1, 2}, {2, 1}};
+  cr_assert(fabs(rs__krippendorff_alpha_interval(&b[0][0], 2, 2, &n) - -0.5) < 1e-15);
+  cr_assert_eq(n, 4);
+}
+
+/* Perfect agreement inside every unit, different values across units: D_o
+ * = 0, alpha = 1 exactly.  Undefined (NaN): everything missing; no unit
+ * with two values; one value throughout (D_e = 0); an infinite value. */
+Test(agreement, alpha_extremes)
+{
+  const double same[3][3] = {{1, 1, 1}, {4, M, 4}, {2.5, 2.5, M}};
+  size_t n = 99;
+  cr_assert_eq(rs__krippendorff_alpha_interval(&same[0][0], 3, 3, &n), 1.0);
+  cr_assert_eq(n, 7);
+  const double none[2][3] = {{M, M, M}, {M, M, M}};
+  cr_assert(isnan(rs__krippendorff_alpha_interval(&none[0][0], 2, 3, &n)));
+  cr_assert_eq(n, 0);
+  const double lone[3][2] = {{1, M}, {M, 2}, {3, M}};
+  cr_assert(isnan(rs__krippendorff_alpha_interval(&lone[0][0], 3, 2, &n)));
+  cr_assert_eq(n, 0);
+  const double flat[2][2] = {{3, 3}, {3, 3}};
+  cr_assert(isnan(rs__krippendorff_alpha_interval(&flat[0][0], 2, 2, &n)));
+  cr_assert_eq(n, 4);
+  const double inf[2][2] = {{1, 2}, {INFINITY, 3}};
+  cr_assert(isnan(rs__krippendorff_alpha_interval(&inf[0][0], 2, 2, NULL)));
+  cr_assert(isnan(rs__krippendorff_alpha_interval(NULL, 0, 4, NULL)));
+}
+#undef M

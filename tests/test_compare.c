@@ -453,3 +453,192 @@ Test(compare_cli, gates_fail_if_worse_and_per_query_input, .timeout = 120)
   cr_assert_eq(lines, 1 + 276);
   free(c);
 }
+
+/* --- compare --per-query on rag's per_sample.csv ----------------------------------------------- */
+
+static char *write_in(const char *dir, const char *name, const char *text)
+{
+  char *path = th_join(dir, name);
+  FILE *f = fopen(path, "wb");
+  cr_assert(f, "cannot write %s", path);
+  fputs(text, f);
+  fclose(f);
+  return path;
+}
+
+/* Splits the row of a CSV text that starts with prefix into fields (no
+ * quoting in the rows looked at); the number of fields, 0 when no row
+ * starts so. */
+static int csv_row(const char *text, const char *prefix, char fields[][64], int max)
+{
+  for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+    if (strncmp(p, prefix, strlen(p) < strlen(prefix) ? strlen(p) : strlen(prefix)) != 0) continue;
+    int n = 0;
+    const char *f = p;
+    for (;;) {
+      size_t len = strcspn(f, ",\n");
+      cr_assert(n < max && len < 64);
+      memcpy(fields[n], f, len);
+      fields[n++][len] = '\0';
+      if (f[len] != ',') break;
+      f += len + 1;
+    }
+    return n;
+  }
+  return 0;
+}
+
+/* Two configurations (model, chunk) x four samples x two metrics, as rag
+ * writes per_sample.csv (the judge column empty: one judge).  By hand:
+ *   faithfulness          gpt-4o/256: 1    0.5  0.75  1
+ *                         mini/512:   0.5  0.5  0.25  (empty: undefined)
+ *   factual_correctness(mode=f1)
+ *                         gpt-4o/256: 0.8  0.6  0.4   0.2
+ *                         mini/512:   0.6  0.6  0.2   0
+ * faithfulness is paired on s1..s3 only (s4 has no value for mini/512):
+ *   n = 3, mean mini = 1.25/3 = 0.41667, baseline (gpt-4o, the first
+ *   configuration) = 2.25/3 = 0.75, diff = (-0.5 + 0 - 0.5)/3 = -1/3.
+ * factual_correctness: n = 4, mini 1.4/4 = 0.35, gpt-4o 2/4 = 0.5,
+ *   diff = -0.15. */
+static const char per_sample_csv[] =
+    "sample,model,chunk,judge,metric,value,reason\n"
+    "s1,gpt-4o,256,,faithfulness,1,\"2 of 2 statements supported\"\n"
+    "s1,gpt-4o,256,,factual_correctness(mode=f1),0.8,\n"
+    "s2,gpt-4o,256,,faithfulness,0.5,\"1 of 2, the second unsupported\"\n"
+    "s2,gpt-4o,256,,factual_correctness(mode=f1),0.6,\n"
+    "s3,gpt-4o,256,,faithfulness,0.75,\n"
+    "s3,gpt-4o,256,,factual_correctness(mode=f1),0.4,\n"
+    "s4,gpt-4o,256,,faithfulness,1,\n"
+    "s4,gpt-4o,256,,factual_correctness(mode=f1),0.2,\n"
+    "s1,mini,512,,faithfulness,0.5,\n"
+    "s1,mini,512,,factual_correctness(mode=f1),0.6,\n"
+    "s2,mini,512,,faithfulness,0.5,\n"
+    "s2,mini,512,,factual_correctness(mode=f1),0.6,\n"
+    "s3,mini,512,,faithfulness,0.25,\n"
+    "s3,mini,512,,factual_correctness(mode=f1),0.2,\n"
+    "s4,mini,512,,faithfulness,,\"the reply could not be parsed\"\n"
+    "s4,mini,512,,factual_correctness(mode=f1),0,\n";
+
+static th_result compare_samples(const char *csv, const char *out, const char *extra1, const char *extra2)
+{
+  char *argv[16] = {(char *)th_bin(), "compare", "--per-query", (char *)csv, "-o", (char *)out,
+                    "--permutations", "1000", "--bootstrap", "200"};
+  int n = 10;
+  if (extra1) argv[n++] = (char *)extra1;
+  if (extra2) argv[n++] = (char *)extra2;
+  argv[n] = NULL;
+  return th_run(NULL, argv, NULL, NULL);
+}
+
+Test(compare_cli, per_sample_csv_of_rag, .timeout = 60)
+{
+  char *dir = th_fresh_dir(), *out = th_fresh_dir();
+  char *csv = write_in(dir, "per_sample.csv", per_sample_csv);
+  th_result r = compare_samples(csv, out, NULL, NULL);
+  cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);
+  cr_assert(strstr(r.out, "baseline: gpt-4o/256"), "%s", r.out);
+  cr_assert(strstr(r.out, "the samples with a value for every configuration"), "%s", r.out);
+  th_free(&r);
+  char *cmp = th_slurp(th_join(out, "compare.csv"), NULL);
+  cr_assert(cmp);
+  /* The run is the configuration's values joined with '/'; no attribute
+   * columns, as for eval's per_query.csv. */
+  cr_assert(strncmp(cmp, "run,baseline,measure,n,mean,baseline_mean,diff,", 47) == 0, "%s", cmp);
+  size_t lines = 0;
+  for (char *p = cmp; *p; p++) lines += *p == '\n';
+  cr_assert_eq(lines, 1 + 2, "%s", cmp);
+  char f[20][64];
+  cr_assert_eq(csv_row(cmp, "mini/512,gpt-4o/256,faithfulness,", f, 20), 16, "%s", cmp);
+  cr_assert_str_eq(f[3], "3");
+  cr_assert(fabs(strtod(f[4], NULL) - 1.25 / 3) < 1e-12, "mean %s", f[4]);
+  cr_assert(fabs(strtod(f[5], NULL) - 0.75) < 1e-12, "baseline_mean %s", f[5]);
+  cr_assert(fabs(strtod(f[6], NULL) - -1.0 / 3) < 1e-12, "diff %s", f[6]);
+  cr_assert_str_eq(f[15], "values");
+  /* factual_correctness(mode=f1) kept its name, parentheses and all (no
+   * quoting needed: no comma). */
+  cr_assert_eq(csv_row(cmp, "mini/512,gpt-4o/256,factual_correctness(mode=f1),", f, 20), 16, "%s", cmp);
+  cr_assert_str_eq(f[3], "4");
+  cr_assert(fabs(strtod(f[4], NULL) - 0.35) < 1e-12, "mean %s", f[4]);
+  cr_assert(fabs(strtod(f[5], NULL) - 0.5) < 1e-12, "baseline_mean %s", f[5]);
+  cr_assert(fabs(strtod(f[6], NULL) - -0.15) < 1e-12, "diff %s", f[6]);
+  free(cmp);
+  char *agg = th_slurp(th_join(out, "aggregate.csv"), NULL);
+  cr_assert(agg);
+  cr_assert(strstr(agg, "gpt-4o/256,faithfulness,0.75,values\n"), "%s", agg);
+  cr_assert(strstr(agg, "gpt-4o/256,num_q,3,values\n"), "%s", agg);
+  free(agg);
+
+  /* -m takes a metric's name as written. */
+  char *o2 = th_fresh_dir();
+  r = compare_samples(csv, o2, "-m", "factual_correctness(mode=f1)");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  th_free(&r);
+  cmp = th_slurp(th_join(o2, "compare.csv"), NULL);
+  cr_assert(cmp && !strstr(cmp, "faithfulness") && strstr(cmp, ",factual_correctness(mode=f1),4,"), "%s", cmp);
+  free(cmp);
+  r = compare_samples(csv, th_fresh_dir(), "-m", "answer_relevancy");
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "per_sample.csv: no values of metric 'answer_relevancy'"), "%s", r.err);
+  th_free(&r);
+
+  /* Gates take rag's names too: mini/512's faithfulness 0.41667 < 0.5. */
+  char *o3 = th_fresh_dir();
+  r = compare_samples(csv, o3, "--gate", "faithfulness>=0.5");
+  cr_assert_eq(r.status, 3, "%s\n%s", r.out, r.err);
+  cr_assert(has_line(r.out, "\xE2\x9C\x97 faithfulness >= 0.5", "mini/512"), "%s", r.out);
+  cr_assert(has_line(r.out, "\xE2\x9C\x93 faithfulness >= 0.5", "gpt-4o/256"), "%s", r.out);
+  th_free(&r);
+  r = compare_samples(csv, o3, "--fail-if-worse-than", "gpt-4o/256");
+  /* Three paired samples: the smallest exact randomization p is 2/8, so
+   * nothing is significantly worse and the check passes. */
+  cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);
+  th_free(&r);
+}
+
+/* Several judges: a measure per metric and judge, METRIC[JUDGE]; -m METRIC
+ * takes every judge's, a gate must name one. */
+Test(compare_cli, per_sample_csv_with_judges, .timeout = 60)
+{
+  char *dir = th_fresh_dir();
+  char *csv = write_in(dir, "per_sample.csv",
+                       "sample,model,judge,metric,value,reason\n"
+                       "1,a,j1,faithfulness,1,\n1,a,j2,faithfulness,0.5,\n"
+                       "2,a,j1,faithfulness,0.5,\n2,a,j2,faithfulness,0.5,\n"
+                       "1,b,j1,faithfulness,0,\n1,b,j2,faithfulness,0.5,\n"
+                       "2,b,j1,faithfulness,0.5,\n2,b,j2,faithfulness,1,\n");
+  char *out = th_fresh_dir();
+  th_result r = compare_samples(csv, out, "-m", "faithfulness");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  th_free(&r);
+  char *cmp = th_slurp(th_join(out, "compare.csv"), NULL);
+  char f[20][64];
+  /* j1: b 0.25 vs a 0.75, diff -0.5;  j2: b 0.75 vs a 0.5, diff 0.25. */
+  cr_assert_eq(csv_row(cmp, "b,a,faithfulness[j1],", f, 20), 16, "%s", cmp);
+  cr_assert(strtod(f[4], NULL) == 0.25 && strtod(f[5], NULL) == 0.75 && strtod(f[6], NULL) == -0.5, "%s", cmp);
+  cr_assert_eq(csv_row(cmp, "b,a,faithfulness[j2],", f, 20), 16, "%s", cmp);
+  cr_assert(strtod(f[4], NULL) == 0.75 && strtod(f[5], NULL) == 0.5 && strtod(f[6], NULL) == 0.25, "%s", cmp);
+  free(cmp);
+  r = compare_samples(csv, th_fresh_dir(), "--gate", "faithfulness>=0.5");
+  cr_assert_eq(r.status, 1, "%s", r.err);
+  cr_assert(strstr(r.err, "gate on 'faithfulness'") && strstr(r.err, "faithfulness[j1], faithfulness[j2]"), "%s",
+            r.err);
+  th_free(&r);
+  r = compare_samples(csv, th_fresh_dir(), "--gate", "faithfulness[j2]>=0.5");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  th_free(&r);
+
+  /* Two configurations that join to one name are refused, not merged. */
+  csv = write_in(dir, "clash.csv",
+                 "sample,model,chunk,metric,value\n1,a/b,c,m,1\n1,a,b/c,m,0\n");
+  r = compare_samples(csv, th_fresh_dir(), NULL, NULL);
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "clash.csv:3: two configurations read as run 'a/b/c'"), "%s", r.err);
+  th_free(&r);
+  /* Neither layout. */
+  csv = write_in(dir, "other.csv", "sample,value\n1,2\n");
+  r = compare_samples(csv, th_fresh_dir(), NULL, NULL);
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "other.csv:1: expected eval's per_query.csv header (run,query,measure,value) or rag's "
+                          "per_sample.csv header"), "%s", r.err);
+  th_free(&r);
+}

@@ -8,7 +8,7 @@ enum {
   RS_EXIT_OK = 0,
   RS_EXIT_USAGE = 1,   /* bad option, unknown measure */
   RS_EXIT_INPUT = 2,   /* unreadable or malformed input */
-  RS_EXIT_GATE = 3,    /* eval/compare: a quality gate (--gate, --fail-if-worse-than) failed */
+  RS_EXIT_GATE = 3,    /* eval/compare/rag: a quality gate or tier (--gate, --fail-if-worse-than) failed */
   RS_EXIT_TOPIC = 4    /* duplicate docs, or a judged topic missing from the run */
 };
 
@@ -20,6 +20,7 @@ int rs_cli_import(int argc, char **argv);
 int rs_cli_export(int argc, char **argv);
 int rs_cli_table(int argc, char **argv);
 int rs_cli_judge(int argc, char **argv);
+int rs_cli_rag(int argc, char **argv);
 int rs_cli_cache(int argc, char **argv);
 
 #endif

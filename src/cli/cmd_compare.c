@@ -21,6 +21,7 @@
 #include "engine/sweep.h"
 #include "sweep_io.h"
 #include "sweep_opts.h"
+#include "util/strbuf.h"
 #include "worst.h"
 
 static void help(FILE *f)
@@ -45,10 +46,19 @@ static void help(FILE *f)
           "so all runs are compared on the same queries; with --queries=judged, the queries\n"
           "every run ranks.  From per_query.csv: the queries with a value in every run.\n"
           "\n"
+          "--per-query also reads rag's per_sample.csv (columns sample, the configuration\n"
+          "columns, [judge], metric, value, reason): a run is a configuration, named by its\n"
+          "values joined with '/' (gpt-4o/256/none); a query is a sample; a measure is a\n"
+          "metric, or METRIC[JUDGE] when the judge column is filled.  An empty value (a\n"
+          "metric undefined or failed for that sample) is left out.  -m and --gate take\n"
+          "rag's metric names as written (-m faithfulness also takes faithfulness[JUDGE]);\n"
+          "without -m every metric of the file is compared.\n"
+          "\n"
           "options:\n"
           "  -o, --out DIR             output folder (created if missing)\n"
           "  -m, --measure NAME        measure (repeatable; as in eval); default nDCG@10 RR@10 R@10\n"
-          "      --per-query FILE      read per-query values from a per_query.csv of eval\n"
+          "      --per-query FILE      read per-query values from eval's per_query.csv, or\n"
+          "                            per-sample values from rag's per_sample.csv\n"
           "      --baseline RUN        compare every run with RUN (default: the first run)\n"
           "      --all-pairs           compare every pair of runs instead\n"
           "      --permutations N      randomization test permutations (default 10000; 0: none)\n"
@@ -189,36 +199,175 @@ static size_t names_intern(name_table *t, const char *s)
   return t->n++;
 }
 
+/* Which file --per-query names: eval's per_query.csv or rag's
+ * per_sample.csv, told apart by the header alone. */
+typedef enum { LAYOUT_PER_QUERY, LAYOUT_PER_SAMPLE } pq_layout;
+
+static int has_column(char **f, size_t n_f, const char *name)
+{
+  for (size_t i = 0; i < n_f; i++)
+    if (strcmp(f[i], name) == 0) return 1;
+  return 0;
+}
+
+static rs_code take_layout(void *ctx, char **f, size_t n_f, size_t line, rs_error *err)
+{
+  pq_layout *layout = ctx;
+  /* rag's per_sample.csv has sample and metric; eval's per_query.csv has
+   * query (rag refuses a configuration column named sample or metric, and
+   * a query column is eval's). */
+  *layout = !has_column(f, n_f, "query") && has_column(f, n_f, "sample") && has_column(f, n_f, "metric")
+                ? LAYOUT_PER_SAMPLE
+                : LAYOUT_PER_QUERY;
+  return RS_OK;
+}
+
+static rs_code read_layout(const char *path, pq_layout *layout, rs_error *err)
+{
+  *layout = LAYOUT_PER_QUERY;
+  return rs__csv_read_header(path, take_layout, layout, err);
+}
+
+/* The columns of per_sample.csv that are not configuration columns. */
+static int rag_fixed_column(const char *name)
+{
+  static const char *const fixed[] = {"sample", "judge", "metric", "value", "reason"};
+  for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+    if (strcmp(name, fixed[i]) == 0) return 1;
+  return 0;
+}
+
 typedef struct csv_load {
   const char *path;
+  pq_layout layout;
   name_table runs, queries, measures;
-  const rs__spec *want; /* measures to keep (NULL: all) */
-  int col[4];           /* run, query, measure, value */
+  const rs__spec *want; /* per_query.csv: measures to keep (NULL: all) */
+  /* per_sample.csv: the names to keep, each a metric or a METRIC[JUDGE]
+   * measure (n_want 0: all), and which of them had a value. */
+  const char *const *want_names;
+  size_t n_want;
+  unsigned char *want_hit;
+  int col[4];           /* run (-1 in per_sample.csv), query or sample, measure or metric, value */
+  int judge_col;        /* per_sample.csv: judge, or -1 */
+  size_t *config_col;   /* per_sample.csv: the configuration columns, in file order */
+  size_t n_config;
+  char **run_tuple;     /* per_sample.csv: [n_tuples] each run's values joined by 0x1F (see run_of) */
+  size_t n_tuples, cap_tuples;
+  rs__sb name, tuple, measure; /* per_sample.csv: scratch for one row */
   triple *t;
   size_t n, cap;
 } csv_load;
+
+static rs_code per_sample_header(csv_load *l, char **f, size_t n_f, rs_error *err)
+{
+  l->col[0] = l->col[1] = l->col[2] = l->col[3] = l->judge_col = -1;
+  if (!(l->config_col = rs__calloc(n_f, sizeof *l->config_col))) return rs__fail(err, RS_NOMEM, "out of memory");
+  for (size_t i = 0; i < n_f; i++) {
+    if (strcmp(f[i], "sample") == 0) l->col[1] = (int)i;
+    else if (strcmp(f[i], "metric") == 0) l->col[2] = (int)i;
+    else if (strcmp(f[i], "value") == 0) l->col[3] = (int)i;
+    else if (strcmp(f[i], "judge") == 0) l->judge_col = (int)i;
+    if (!rag_fixed_column(f[i])) l->config_col[l->n_config++] = i;
+  }
+  if (l->col[3] < 0)
+    return rs__fail(err, RS_FORMAT, "%s:1: expected a per_sample.csv header with columns sample,...,metric,value; "
+                                    "found no 'value' column", l->path);
+  return RS_OK;
+}
+
+/* The run of a per_sample.csv row: its configuration's values joined with
+ * '/'.  Two different configurations can join to one name ("a/b" + "c" and
+ * "a" + "b/c"); that is an error, not a silent merge, so each run keeps its
+ * values joined by the unit separator (0x1F), which no configuration value
+ * of rag's carries in practice, and a name met again must bring them back. */
+static rs_code run_of(csv_load *l, char **f, size_t line, size_t *run, rs_error *err)
+{
+  rs__sb_free(&l->name);
+  rs__sb_free(&l->tuple);
+  for (size_t c = 0; c < l->n_config; c++) {
+    if (c) {
+      rs__sb_add(&l->name, "/", 1);
+      rs__sb_add(&l->tuple, "\x1f", 1);
+    }
+    rs__sb_str(&l->name, f[l->config_col[c]]);
+    rs__sb_str(&l->tuple, f[l->config_col[c]]);
+  }
+  if (l->name.failed || l->tuple.failed) return rs__fail(err, RS_NOMEM, "out of memory");
+  const size_t before = l->runs.n;
+  const size_t r = names_intern(&l->runs, rs__sb_view(&l->name));
+  if (r == SIZE_MAX) return rs__fail(err, RS_NOMEM, "out of memory");
+  if (l->runs.n > before) { /* a new run: r == n_tuples */
+    if (l->n_tuples == l->cap_tuples) {
+      size_t cap = l->cap_tuples ? 2 * l->cap_tuples : 16;
+      char **p = rs__realloc(l->run_tuple, rs__mul(cap, sizeof *p));
+      if (!p) return rs__fail(err, RS_NOMEM, "out of memory");
+      l->run_tuple = p, l->cap_tuples = cap;
+    }
+    if (!(l->run_tuple[l->n_tuples] = strdup(rs__sb_view(&l->tuple)))) return rs__fail(err, RS_NOMEM, "out of memory");
+    l->n_tuples++;
+  } else if (strcmp(l->run_tuple[r], rs__sb_view(&l->tuple)) != 0) {
+    return rs__fail(err, RS_FORMAT,
+                    "%s:%zu: two configurations read as run '%s' (their values joined with '/'); expected values "
+                    "that keep them apart (a '/' inside a value?)", l->path, line, l->runs.name[r]);
+  }
+  *run = r;
+  return RS_OK;
+}
+
+/* Whether a per_sample.csv row of metric (and measure, metric[judge] or
+ * metric) is asked for; marks the names it answers. */
+static int sample_wanted(csv_load *l, const char *metric, const char *measure, int mark)
+{
+  if (!l->n_want) return 1;
+  int wanted = 0;
+  for (size_t i = 0; i < l->n_want; i++)
+    if (strcmp(l->want_names[i], metric) == 0 || strcmp(l->want_names[i], measure) == 0) {
+      wanted = 1;
+      if (mark) l->want_hit[i] = 1;
+    }
+  return wanted;
+}
 
 static rs_code take_row(void *ctx, char **f, size_t n_f, size_t line, rs_error *err)
 {
   csv_load *l = ctx;
   static const char *const need[4] = {"run", "query", "measure", "value"};
+  const int rag = l->layout == LAYOUT_PER_SAMPLE;
   if (line == 1) {
+    if (rag) return per_sample_header(l, f, n_f, err);
     for (int c = 0; c < 4; c++) {
       l->col[c] = -1;
       for (size_t i = 0; i < n_f; i++)
         if (strcmp(f[i], need[c]) == 0) l->col[c] = (int)i;
       if (l->col[c] < 0)
-        return rs__fail(err, RS_FORMAT, "%s:1: expected a per_query.csv header with columns run,query,measure,value; "
-                                        "found no '%s' column", l->path, need[c]);
+        return rs__fail(err, RS_FORMAT,
+                        "%s:1: expected eval's per_query.csv header (run,query,measure,value) or rag's "
+                        "per_sample.csv header (sample,...,metric,value); found no '%s' column", l->path, need[c]);
     }
     return RS_OK;
   }
+  size_t width = (size_t)(l->judge_col + 1);
   for (int c = 0; c < 4; c++)
-    if ((size_t)l->col[c] >= n_f)
-      return rs__fail(err, RS_FORMAT, "%s:%zu: expected at least %d fields, found %zu", l->path, line, l->col[c] + 1,
-                      n_f);
+    if (l->col[c] >= 0 && (size_t)l->col[c] + 1 > width) width = (size_t)l->col[c] + 1;
+  for (size_t c = 0; c < l->n_config; c++)
+    if (l->config_col[c] + 1 > width) width = l->config_col[c] + 1;
+  if (n_f < width)
+    return rs__fail(err, RS_FORMAT, "%s:%zu: expected at least %zu fields, found %zu", l->path, line, width, n_f);
   const char *meas = f[l->col[2]];
-  if (l->want && spec_find(l->want, meas) == SIZE_MAX) return RS_OK;
+  if (rag) {
+    const char *judge = l->judge_col >= 0 ? f[l->judge_col] : "";
+    rs__sb_free(&l->measure);
+    rs__sb_str(&l->measure, meas);
+    if (*judge) rs__sb_printf(&l->measure, "[%s]", judge);
+    if (l->measure.failed) return rs__fail(err, RS_NOMEM, "out of memory");
+    if (!sample_wanted(l, meas, rs__sb_view(&l->measure), 0)) return RS_OK;
+    /* No value: the metric is undefined or failed for this sample; it is
+     * left out of the mean and n, as rag's aggregate.csv leaves it out. */
+    if (!f[l->col[3]][0]) return RS_OK;
+    meas = rs__sb_view(&l->measure);
+  } else if (l->want && spec_find(l->want, meas) == SIZE_MAX) {
+    return RS_OK;
+  }
   char *end;
   const char *text = f[l->col[3]];
   errno = 0;
@@ -228,9 +377,16 @@ static rs_code take_row(void *ctx, char **f, size_t n_f, size_t line, rs_error *
   if (isnan(v))
     return rs__fail(err, RS_FORMAT, "%s:%zu: value is NaN; a paired test needs a value for every query", l->path,
                     line);
-  size_t r = names_intern(&l->runs, f[l->col[0]]), q = names_intern(&l->queries, f[l->col[1]]),
-         m = names_intern(&l->measures, meas);
-  if (r == SIZE_MAX || q == SIZE_MAX || m == SIZE_MAX) return rs__fail(err, RS_NOMEM, "out of memory");
+  size_t r = 0;
+  if (rag) {
+    rs_code rc = run_of(l, f, line, &r, err);
+    if (rc) return rc;
+  } else if ((r = names_intern(&l->runs, f[l->col[0]])) == SIZE_MAX) {
+    return rs__fail(err, RS_NOMEM, "out of memory");
+  }
+  size_t q = names_intern(&l->queries, f[l->col[1]]), m = names_intern(&l->measures, meas);
+  if (q == SIZE_MAX || m == SIZE_MAX) return rs__fail(err, RS_NOMEM, "out of memory");
+  if (rag) sample_wanted(l, f[l->col[2]], meas, 1);
   if (l->n == l->cap) {
     size_t cap = l->cap ? 2 * l->cap : 4096;
     triple *p = rs__realloc(l->t, rs__mul(cap, sizeof *p));
@@ -248,12 +404,23 @@ static char **take_names(name_table *t)
   return n;
 }
 
-static rs_code load_per_query_csv(const char *path, const rs__spec *want, values *x, rs_error *err)
+/* Reads eval's per_query.csv (want: the measures to keep, or NULL) or
+ * rag's per_sample.csv (want_names[0..n_want): the metrics or measures to
+ * keep, each of which must have a value; n_want 0: all). */
+static rs_code load_per_query_csv(const char *path, pq_layout layout, const rs__spec *want,
+                                  const char *const *want_names, size_t n_want, values *x, rs_error *err)
 {
-  csv_load l = {.path = path, .want = want};
-  rs_code rc = rs__csv_read(path, take_row, &l, err);
+  csv_load l = {.path = path, .layout = layout, .want = want, .want_names = want_names, .n_want = n_want,
+                .judge_col = -1};
+  rs_code rc = RS_OK;
+  const int rag = layout == LAYOUT_PER_SAMPLE;
+  if (rag && n_want && !(l.want_hit = rs__calloc(n_want, 1))) rc = rs__fail(err, RS_NOMEM, "out of memory");
+  if (!rc) rc = rs__csv_read(path, take_row, &l, err);
+  for (size_t i = 0; !rc && i < n_want; i++)
+    if (!l.want_hit[i]) rc = rs__fail(err, RS_FORMAT, "%s: no values of metric '%s'", path, want_names[i]);
   if (!rc && l.t == NULL)
-    rc = rs__fail(err, RS_FORMAT, "%s: no per-query values%s", path, want ? " for the measures asked for" : "");
+    rc = rs__fail(err, RS_FORMAT, "%s: no per-%s values%s", path, rag ? "sample" : "query",
+                  want ? " for the measures asked for" : "");
   if (!rc) {
     x->n_meas = l.measures.n, x->n_runs = l.runs.n, x->nq = l.queries.n;
     rc = values_alloc(x, err);
@@ -262,8 +429,9 @@ static rs_code load_per_query_csv(const char *path, const rs__spec *want, values
     const triple *t = &l.t[i];
     double *v = &slot(x, t->meas, t->run)[t->query];
     if (!isnan(*v))
-      rc = rs__fail(err, RS_FORMAT, "%s:%zu: run '%s', query '%s', measure '%s' is given twice", path, t->line,
-                    l.runs.name[t->run], l.queries.name[t->query], l.measures.name[t->meas]);
+      rc = rs__fail(err, RS_FORMAT, "%s:%zu: %s '%s', %s '%s', measure '%s' is given twice", path, t->line,
+                    rag ? "configuration" : "run", l.runs.name[t->run], rag ? "sample" : "query",
+                    l.queries.name[t->query], l.measures.name[t->meas]);
     *v = t->value;
   }
   if (!rc) {
@@ -271,6 +439,13 @@ static rs_code load_per_query_csv(const char *path, const rs__spec *want, values
     x->runs = take_names(&l.runs);
     x->queries = take_names(&l.queries);
   }
+  for (size_t i = 0; i < l.n_tuples; i++) free(l.run_tuple[i]);
+  free(l.run_tuple);
+  free(l.want_hit);
+  free(l.config_col);
+  rs__sb_free(&l.name);
+  rs__sb_free(&l.tuple);
+  rs__sb_free(&l.measure);
   free(l.t);
   names_free(&l.runs);
   names_free(&l.queries);
@@ -441,7 +616,13 @@ int rs_cli_compare(int argc, char **argv)
   gate_report gr = {0};
   int made_out_dir = 0; /* -o created by this run: removed again if the run fails before writing */
   size_t n_meas = 0, base = 0;
-  if ((rc = sweep_opts_gates(&so, &gates, &err))) goto fail;
+  /* rag's per_sample.csv names its metrics in rag's words: -m and the
+   * gates are plain strings there, so the layout is known before they are
+   * read. */
+  pq_layout layout = LAYOUT_PER_QUERY;
+  if (pq_path && (rc = read_layout(pq_path, &layout, &err))) goto fail;
+  const int rag = pq_path && layout == LAYOUT_PER_SAMPLE;
+  if ((rc = sweep_opts_gates(&so, rag, &gates, &err))) goto fail;
   n_parsed = n_gates;
 
   const double t_start = rs__seconds();
@@ -455,13 +636,41 @@ int rs_cli_compare(int argc, char **argv)
   }
   made_out_dir = !out_existed;
   /* 1. Per-query values. */
+  const int explicit_measures = so.n_measures > 0;
   sweep_opts_default_measures(&so, defaults, sizeof defaults / sizeof *defaults);
   const char **const measures = so.measures;
   const size_t n_measures = so.n_measures;
-  if (pq_path) {
-    const int explicit_measures = measures[0] != defaults[0];
+  if (rag) {
+    /* -m and the gates' metrics, or every metric of the file (no -m). */
+    const char **want = NULL;
+    size_t n_want = 0;
+    if (explicit_measures) {
+      if (!(want = calloc(n_measures + n_gates, sizeof *want))) goto nomem;
+      for (size_t i = 0; i < n_measures; i++) want[n_want++] = measures[i];
+      for (size_t i = 0; i < n_gates; i++) want[n_want++] = gates[i].measure;
+    }
+    rc = load_per_query_csv(pq_path, layout, NULL, want, n_want, &x, &err);
+    free(want);
+    if (rc) goto fail;
+    n_meas = x.n_meas;
+    /* A gate checks one mean: with judges, faithfulness is several. */
+    for (size_t i = 0; i < n_gates; i++) {
+      size_t k = 0;
+      while (k < x.n_meas && strcmp(x.measures[k], gates[i].measure) != 0) k++;
+      if (k == x.n_meas) {
+        rs__sb list = {0};
+        rs__sb_list(&list, x.measures, x.n_meas, 200);
+        rc = rs__fail(&err, RS_USAGE, "gate on '%s': %s has no measure of that name; expected one of: %s "
+                                      "(METRIC[JUDGE] when the file has a judge column)",
+                      gates[i].measure, pq_path, rs__sb_view(&list));
+        rs__sb_free(&list);
+        goto fail;
+      }
+    }
+  } else if (pq_path) {
     if ((rc = gate_spec(measures, n_measures, gates, n_gates, 1000, &spec, &err))) goto fail;
-    if ((rc = load_per_query_csv(pq_path, explicit_measures || n_gates ? spec : NULL, &x, &err))) goto fail;
+    if ((rc = load_per_query_csv(pq_path, layout, explicit_measures || n_gates ? spec : NULL, NULL, 0, &x, &err)))
+      goto fail;
     n_meas = x.n_meas;
     for (size_t k = 0; k < spec->n_out && (explicit_measures || n_gates); k++) {
       int found = 0;
@@ -621,7 +830,8 @@ int rs_cli_compare(int argc, char **argv)
          rs__adjust_name(ccfg.adjust), alpha, n_perm, n_boot, seed);
   if (!all_pairs) printf("baseline: %s\n", x.runs[base]);
   printf("queries: %s (%s)\n", policy,
-         pq_path          ? "the queries with a value for every run in the per_query.csv"
+         rag              ? "the samples with a value for every configuration in the per_sample.csv"
+         : pq_path        ? "the queries with a value for every run in the per_query.csv"
          : so.all_queries ? "every judged query; a query a run does not rank scores 0"
                           : "the judged queries every run ranks");
   size_t *order = calloc(n_runs, sizeof *order);

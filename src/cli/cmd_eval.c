@@ -236,7 +236,7 @@ int rs_cli_eval(int argc, char **argv)
     sweep_opts_free(&so);
     return RS_EXIT_USAGE;
   }
-  if ((rc = sweep_opts_gates(&so, &gates, &err))) {
+  if ((rc = sweep_opts_gates(&so, 0, &gates, &err))) {
     fprintf(stderr, "ragsweep eval: %s\n", err.msg);
     sweep_opts_free(&so);
     return rc == RS_NOMEM ? RS_EXIT_INPUT : RS_EXIT_USAGE;

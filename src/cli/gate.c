@@ -43,9 +43,12 @@ static char *trimmed(const char *s, size_t n)
   return strndup(s, n);
 }
 
-rs_code gate_parse(const char *text, gate *g, rs_error *err)
+/* Splits text at its operator into *g (threshold parsed) and *name (the
+ * trimmed measure as written, malloc'd). */
+static rs_code gate_split(const char *text, gate *g, char **name, rs_error *err)
 {
   memset(g, 0, sizeof *g);
+  *name = NULL;
   /* The operator is the first '<' or '>' outside parentheses (P(rel=2)@5
    * has an '=' of its own). */
   const char *op = NULL;
@@ -59,21 +62,32 @@ rs_code gate_parse(const char *text, gate *g, rs_error *err)
     return rs__fail(err, RS_USAGE, "gate '%s': expected MEASURE>=VALUE (or >, <=, <), found no comparison", text);
   const int eq = op[1] == '=';
   g->op = *op == '>' ? (eq ? GATE_GE : GATE_GT) : (eq ? GATE_LE : GATE_LT);
-  char *name = trimmed(text, (size_t)(op - text));
+  *name = trimmed(text, (size_t)(op - text));
   g->threshold_text = trimmed(op + 1 + eq, strlen(op + 1 + eq));
-  if (!name || !g->threshold_text) {
-    free(name);
-    gate_free(g);
-    return rs__fail(err, RS_NOMEM, "out of memory");
-  }
   rs_code rc = RS_OK;
-  if (!parse_real(g->threshold_text, &g->threshold))
+  if (!*name || !g->threshold_text)
+    rc = rs__fail(err, RS_NOMEM, "out of memory");
+  else if (!parse_real(g->threshold_text, &g->threshold))
     rc = rs__fail(err, RS_USAGE, "gate '%s': expected a number after '%s', found '%s'", text, gate_op_text(g->op),
                   g->threshold_text);
+  else if (**name == '\0')
+    rc = rs__fail(err, RS_USAGE, "gate '%s': no measure before '%s'", text, gate_op_text(g->op));
+  if (rc) {
+    free(*name);
+    *name = NULL;
+    gate_free(g);
+  }
+  return rc;
+}
+
+rs_code gate_parse(const char *text, gate *g, rs_error *err)
+{
+  char *name;
+  rs_code rc = gate_split(text, g, &name, err);
+  if (rc) return rc;
   rs__spec *spec = NULL;
   const char *names[1] = {name};
-  if (!rc && *name == '\0') rc = rs__fail(err, RS_USAGE, "gate '%s': no measure before '%s'", text, gate_op_text(g->op));
-  if (!rc && (rc = rs__spec_build(names, 1, 1000, &spec, err)) != RS_OK && err) {
+  if ((rc = rs__spec_build(names, 1, 1000, &spec, err)) != RS_OK && err) {
     char msg[sizeof err->msg];
     snprintf(msg, sizeof msg, "%s", err->msg);
     rs__fail(err, rc, "gate '%s': %s", text, msg);
@@ -86,6 +100,14 @@ rs_code gate_parse(const char *text, gate *g, rs_error *err)
   rs__spec_free(spec);
   free(name);
   if (rc) gate_free(g);
+  return rc;
+}
+
+rs_code gate_parse_plain(const char *text, gate *g, rs_error *err)
+{
+  char *name;
+  rs_code rc = gate_split(text, g, &name, err);
+  if (!rc) g->measure = name;
   return rc;
 }
 

@@ -24,6 +24,11 @@ typedef struct gate {
 
 /* Parses "MEASURE OP NUMBER" (OP: >= > <= <; spaces allowed). */
 rs_code gate_parse(const char *text, gate *g, rs_error *err);
+/* As gate_parse, but the measure is kept as written (trimmed), not checked
+ * against the trec measure names: rag's metrics (faithfulness,
+ * factual_correctness(mode=f1), ...), which the caller matches as plain
+ * strings. */
+rs_code gate_parse_plain(const char *text, gate *g, rs_error *err);
 void gate_free(gate *g);
 const char *gate_op_text(gate_op op);
 int gate_pass(const gate *g, double value);

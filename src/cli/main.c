@@ -25,6 +25,7 @@ static void usage(FILE *f)
           "  export CORPUS.h5 -o DIR         corpus -> TREC qrels and runs\n"
           "  table OUTDIR|aggregate.csv      Markdown or CSV pivot of measures across configurations\n"
           "  judge CORPUS.h5 ... -o OUTDIR   LLM relevance labels (qrels) for the runs' top-k, cached\n"
+          "  rag DATASET.jsonl ... -o OUTDIR generation metrics (faithfulness, answer relevancy, ...)\n"
           "  cache stats|merge CACHE ...     inspect or merge LLM reply caches\n"
           "  trec_eval [options] QRELS RUN   drop-in trec_eval 10.0 (same output, same exit codes)\n"
           "  version                         print the version\n"
@@ -77,6 +78,7 @@ int main(int argc, char **argv)
   if (strcmp(cmd, "export") == 0) return rs_cli_export(argc - 1, argv + 1);
   if (strcmp(cmd, "table") == 0) return rs_cli_table(argc - 1, argv + 1);
   if (strcmp(cmd, "judge") == 0) return rs_cli_judge(argc - 1, argv + 1);
+  if (strcmp(cmd, "rag") == 0) return rs_cli_rag(argc - 1, argv + 1);
   if (strcmp(cmd, "cache") == 0) return rs_cli_cache(argc - 1, argv + 1);
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     printf("ragsweep %s\n", RAGSWEEP_VERSION);

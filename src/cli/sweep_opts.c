@@ -76,12 +76,12 @@ void sweep_opts_default_measures(sweep_opts *o, const char *const *defaults, siz
   for (size_t i = 0; i < n; i++) o->measures[o->n_measures++] = defaults[i];
 }
 
-rs_code sweep_opts_gates(const sweep_opts *o, gate **out, rs_error *err)
+rs_code sweep_opts_gates(const sweep_opts *o, int plain_names, gate **out, rs_error *err)
 {
   gate *g = calloc(o->n_gates + 1, sizeof *g);
   if (!g) return rs__fail(err, RS_NOMEM, "out of memory");
   for (size_t i = 0; i < o->n_gates; i++) {
-    rs_code rc = gate_parse(o->gate_text[i], &g[i], err);
+    rs_code rc = plain_names ? gate_parse_plain(o->gate_text[i], &g[i], err) : gate_parse(o->gate_text[i], &g[i], err);
     if (rc) {
       for (size_t j = 0; j < i; j++) gate_free(&g[j]);
       free(g);

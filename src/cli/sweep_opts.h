@@ -76,7 +76,9 @@ sweep_opt_result sweep_opts_parse(sweep_opts *o, int c, const char *arg, const c
 void sweep_opts_default_measures(sweep_opts *o, const char *const *defaults, size_t n);
 
 /* Parses the --gate texts into *out ([n_gates + 1], each to gate_free, then
- * free), or fails with gate_parse's code and message (nothing to free). */
-rs_code sweep_opts_gates(const sweep_opts *o, gate **out, rs_error *err);
+ * free), or fails with gate_parse's code and message (nothing to free).
+ * plain_names: measures kept as written (gate_parse_plain), for rag's
+ * metrics. */
+rs_code sweep_opts_gates(const sweep_opts *o, int plain_names, gate **out, rs_error *err);
 
 #endif

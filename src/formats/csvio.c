@@ -161,6 +161,7 @@ typedef struct {
   size_t *off;         /* start of each field in text */
   char **fields;       /* off turned into pointers when the record is complete */
   size_t n, cap_fields;
+  size_t n_records, max_records; /* records handed to row(); stop after max_records */
 } reader;
 
 static int no_space(unsigned char c)
@@ -212,6 +213,7 @@ static void on_row(int c, void *data)
   if (!r->rc) {
     for (size_t i = 0; i < r->n; i++) r->fields[i] = r->text + r->off[i];
     r->rc = r->row(r->ctx, r->fields, r->n, r->start, r->err);
+    r->n_records++;
   }
   r->n = 0;
   r->len = 0;
@@ -233,9 +235,9 @@ static rs_code parse_failed(reader *r, struct csv_parser *p, int at_end)
 
 enum { READ_BLOCK = RS_IO_BLOCK };
 
-rs_code rs__csv_read(const char *path, rs__csv_row_fn row, void *ctx, rs_error *err)
+static rs_code read_records(const char *path, rs__csv_row_fn row, void *ctx, size_t max_records, rs_error *err)
 {
-  reader r = {.path = path, .row = row, .ctx = ctx, .err = err, .line = 1};
+  reader r = {.path = path, .row = row, .ctx = ctx, .err = err, .line = 1, .max_records = max_records};
   struct csv_parser p;
   int parser_ready = 0;
   char *block = NULL;
@@ -253,11 +255,11 @@ rs_code rs__csv_read(const char *path, rs__csv_row_fn row, void *ctx, rs_error *
   csv_set_space_func(&p, no_space); /* keep spaces: " a" is " a", as in pandas */
   int first = 1, ends_with_newline = 0;
   size_t got;
-  while (!r.rc && (got = fread(block, 1, READ_BLOCK, f)) > 0) {
+  while (!r.rc && r.n_records < max_records && (got = fread(block, 1, READ_BLOCK, f)) > 0) {
     const char *s = block, *end = block + got;
     if (first && got >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) s += 3; /* UTF-8 byte-order mark */
     first = 0;
-    while (s < end && !r.rc) {
+    while (s < end && !r.rc && r.n_records < max_records) {
       const char *nl = memchr(s, '\n', (size_t)(end - s));
       const size_t n = (size_t)((nl ? nl + 1 : end) - s);
       if (csv_parse(&p, s, n, on_field, on_row, &r) != n) {
@@ -270,7 +272,7 @@ rs_code rs__csv_read(const char *path, rs__csv_row_fn row, void *ctx, rs_error *
     }
   }
   if (!r.rc && ferror(f)) r.rc = rs__fail(err, RS_IO, "%s: read error: %s", path, strerror(errno));
-  if (!r.rc) {
+  if (!r.rc && r.n_records < max_records) {
     if (ends_with_newline) r.line--; /* the line after the final newline is not a line */
     if (csv_fini(&p, on_field, on_row, &r) != 0 && !r.rc) r.rc = parse_failed(&r, &p, 1);
   }
@@ -282,4 +284,14 @@ done:
   free(r.fields);
   fclose(f);
   return r.rc;
+}
+
+rs_code rs__csv_read(const char *path, rs__csv_row_fn row, void *ctx, rs_error *err)
+{
+  return read_records(path, row, ctx, SIZE_MAX, err);
+}
+
+rs_code rs__csv_read_header(const char *path, rs__csv_row_fn row, void *ctx, rs_error *err)
+{
+  return read_records(path, row, ctx, 1, err);
 }

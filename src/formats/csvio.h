@@ -56,5 +56,9 @@ void rs__csv_abort(rs__csv *w);
  * of the file; RS_NOMEM.  Thread-safe for distinct ctx. */
 typedef rs_code (*rs__csv_row_fn)(void *ctx, char **fields, size_t n_fields, size_t line, rs_error *err);
 rs_code rs__csv_read(const char *path, rs__csv_row_fn row, void *ctx, rs_error *err);
+/* As rs__csv_read, but stops after the first record (the header): a reader
+ * that must know a file's layout before it reads the rows.  An empty file
+ * calls row() never. */
+rs_code rs__csv_read_header(const char *path, rs__csv_row_fn row, void *ctx, rs_error *err);
 
 #endif

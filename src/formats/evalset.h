@@ -9,7 +9,8 @@
  * not list (a grade of 0 judges a doc non-relevant).  "query",
  * "relevant_doc_ids" and "graded_relevance" are optional; "id" is required
  * and may be a string or an integer.  src/formats/evalset_json.c is the only file
- * that includes <json-c/json.h>. */
+ * of src/formats that includes <json-c/json.h>: the JSONL readers
+ * (texts.c, rag_samples.c) go through the views at the end. */
 #ifndef RAGSWEEP_EVALSET_H
 #define RAGSWEEP_EVALSET_H
 
@@ -76,5 +77,42 @@ typedef struct rs__text_record {
  * of the wrong type, NUL bytes in an id. */
 rs_code rs__json_text_record(rs__jsonl *p, const char *name, size_t line_no, const char *line, size_t len,
                              rs__text_record *out, rs_error *err);
+
+/* --- JSONL objects of any keys (for src/formats/rag_samples.c) -------------
+ *
+ * A line parsed into one object whose members are read through the views
+ * below, so that json-c stays in this file.  Views are valid until the
+ * next parse with the same parser, or its free. */
+typedef enum {
+  RS_JSON_NULL, RS_JSON_BOOL, RS_JSON_INT, RS_JSON_DOUBLE, RS_JSON_STRING, RS_JSON_ARRAY, RS_JSON_OBJECT
+} rs__json_kind;
+typedef struct rs__json rs__json; /* a value of the last line parsed (opaque) */
+
+/* Parses line[0, len) (no newline) of file name, line line_no: one strict
+ * JSON object with nothing but white space after it.  A key that appears
+ * twice (json-c would keep the last silently) or that holds \u0000 (json-c
+ * would cut it there) is RS_FORMAT naming it; so are the errors of
+ * rs__json_text_record.  *n_members: the number of members. */
+rs_code rs__jsonl_object(rs__jsonl *p, const char *name, size_t line_no, const char *line, size_t len,
+                         size_t *n_members, rs_error *err);
+/* Member i (0 <= i < n_members, in file order): its key, and *value. */
+const char *rs__jsonl_member(const rs__jsonl *p, size_t i, const rs__json **value);
+
+rs__json_kind rs__json_kind_of(const rs__json *v);
+/* A string's bytes (NUL-terminated; may hold NULs from \u0000: see len). */
+const char *rs__json_str(const rs__json *v, size_t *len);
+int rs__json_bool(const rs__json *v);
+/* An integer or a double as a double. */
+double rs__json_num(const rs__json *v);
+/* An integer in decimal, in buf; NULL when it lies at or beyond json-c's
+ * bounds (INT64_MIN, UINT64_MAX), where json-c clamps what the file says. */
+const char *rs__json_int_text(const rs__json *v, char buf[24]);
+/* An array's length and its element i. */
+size_t rs__json_len(const rs__json *v);
+const rs__json *rs__json_at(const rs__json *v, size_t i);
+/* What v is, for "found ..." in messages: "number 2.0", "string \"a\"",
+ * "array", "boolean true", ... (strings cut at 40 bytes). */
+enum { RS_JSON_DESCRIBE_CAP = 6 * 40 + 24 };
+const char *rs__json_describe(char buf[RS_JSON_DESCRIBE_CAP], const rs__json *v);
 
 #endif

@@ -831,6 +831,11 @@ struct rs__jsonl {
   json_tokener *tok;
   json_object *last; /* the record whose strings the views point into */
   char num[24];      /* an integer id, written in decimal */
+  /* rs__jsonl_object: the members of the last object, in file order. */
+  const char **key;
+  json_object **val;
+  size_t n_members, cap_members;
+  scan sc; /* the raw scan for repeated keys (its buffers reused line after line) */
 };
 
 rs_code rs__jsonl_new(rs__jsonl **out, rs_error *err)
@@ -848,16 +853,21 @@ rs_code rs__jsonl_new(rs__jsonl **out, rs_error *err)
 void rs__jsonl_free(rs__jsonl *p)
 {
   if (!p) return;
+  free(p->key);
+  free(p->val);
+  free(p->sc.keys.p);
+  free(p->sc.m);
   json_object_put(p->last);
   json_tokener_free(p->tok);
   free(p);
 }
 
-rs_code rs__json_text_record(rs__jsonl *p, const char *name, size_t line_no, const char *line, size_t len,
-                             rs__text_record *out, rs_error *err)
+/* Parses line[0, len) into p->last, which must be a JSON object with
+ * nothing but white space after it. */
+static rs_code parse_line(rs__jsonl *p, const char *name, size_t line_no, const char *line, size_t len, rs_error *err)
 {
   char d[DESCRIBE_CAP], found[32];
-  json_object *root, *v = NULL;
+  json_object *root;
   json_object_put(p->last);
   p->last = NULL;
   if (len >= (size_t)INT_MAX)
@@ -888,6 +898,17 @@ rs_code rs__json_text_record(rs__jsonl *p, const char *name, size_t line_no, con
   p->last = root;
   if (!json_object_is_type(root, json_type_object))
     return rs__fail(err, RS_FORMAT, "%s:%zu: expected a JSON object, found %s", name, line_no, describe(d, root));
+  return RS_OK;
+}
+
+rs_code rs__json_text_record(rs__jsonl *p, const char *name, size_t line_no, const char *line, size_t len,
+                             rs__text_record *out, rs_error *err)
+{
+  char d[DESCRIBE_CAP];
+  json_object *root, *v = NULL;
+  rs_code rc = parse_line(p, name, line_no, line, len, err);
+  if (rc) return rc;
+  root = p->last;
 
   static const char *const id_keys[] = {"_id", "id", "docid"};
   const char *id_key = NULL;
@@ -935,4 +956,114 @@ rs_code rs__json_text_record(rs__jsonl *p, const char *name, size_t line_no, con
     out->title_len = (size_t)json_object_get_string_len(v);
   }
   return RS_OK;
+}
+
+/* ---------------------------------------------------------------------------
+ * JSONL objects of any keys (evalset.h)
+ * ------------------------------------------------------------------------- */
+
+_Static_assert((int)RS_JSON_DESCRIBE_CAP >= (int)DESCRIBE_CAP, "rs__json_describe's buffer holds describe()'s text");
+
+/* A view is the json_object itself: the type is opaque to callers. */
+static json_object *jv(const rs__json *v) { return (json_object *)(uintptr_t)v; }
+
+rs_code rs__jsonl_object(rs__jsonl *p, const char *name, size_t line_no, const char *line, size_t len,
+                         size_t *n_members, rs_error *err)
+{
+  char q[QUOTE_CAP];
+  p->n_members = 0;
+  rs_code rc = parse_line(p, name, line_no, line, len, err);
+  if (rc) return rc;
+  /* json-c keeps the last of two equal keys and cuts a key at \u0000:
+   * the raw text says what it hid.  It is valid JSON by now, and the scan
+   * stops at the object's closing brace, inside line[0, len). */
+  p->sc.name = name;
+  p->sc.err = err;
+  const char *at = skip_ws(line), *end;
+  if ((rc = read_members(&p->sc, at, &end))) return rc;
+  for (size_t i = 0; i < p->sc.n_m; i++)
+    if (memchr(p->sc.m[i].key, '\0', p->sc.m[i].key_len))
+      return rs__fail(err, RS_FORMAT, "%s:%zu: key %s contains a NUL character; expected keys without \\u0000", name,
+                      line_no, quote(q, p->sc.m[i].key, p->sc.m[i].key_len));
+  if (p->sc.n_m > (size_t)json_object_object_length(p->last)) {
+    qsort(p->sc.m, p->sc.n_m, sizeof *p->sc.m, cmp_member);
+    for (size_t i = 1; i < p->sc.n_m; i++) {
+      const member *a = &p->sc.m[i - 1], *b = &p->sc.m[i];
+      if (rs__strncmp2(a->key, a->key_len, b->key, b->key_len) == 0)
+        return rs__fail(err, RS_FORMAT, "%s:%zu: key %s appears twice; expected each key once per object", name,
+                        line_no, quote(q, b->key, b->key_len));
+    }
+  }
+  const size_t n = (size_t)json_object_object_length(p->last);
+  if (n > p->cap_members) {
+    const char **k = rs__realloc(p->key, rs__mul(n, sizeof *k));
+    if (k) p->key = k;
+    json_object **v = rs__realloc(p->val, rs__mul(n, sizeof *v));
+    if (v) p->val = v;
+    if (!k || !v) return rs__fail(err, RS_NOMEM, "%s:%zu: out of memory", name, line_no);
+    p->cap_members = n;
+  }
+  json_object_object_foreach(p->last, key, val)
+  {
+    p->key[p->n_members] = key;
+    p->val[p->n_members++] = val;
+  }
+  *n_members = p->n_members;
+  return RS_OK;
+}
+
+const char *rs__jsonl_member(const rs__jsonl *p, size_t i, const rs__json **value)
+{
+  *value = (const rs__json *)p->val[i];
+  return p->key[i];
+}
+
+rs__json_kind rs__json_kind_of(const rs__json *v)
+{
+  switch (json_object_get_type(jv(v))) {
+  case json_type_boolean: return RS_JSON_BOOL;
+  case json_type_int: return RS_JSON_INT;
+  case json_type_double: return RS_JSON_DOUBLE;
+  case json_type_string: return RS_JSON_STRING;
+  case json_type_array: return RS_JSON_ARRAY;
+  case json_type_object: return RS_JSON_OBJECT;
+  case json_type_null: break;
+  }
+  return RS_JSON_NULL;
+}
+
+const char *rs__json_str(const rs__json *v, size_t *len)
+{
+  *len = (size_t)json_object_get_string_len(jv(v));
+  return json_object_get_string(jv(v));
+}
+
+int rs__json_bool(const rs__json *v) { return json_object_get_boolean(jv(v)) ? 1 : 0; }
+
+double rs__json_num(const rs__json *v) { return json_object_get_double(jv(v)); }
+
+const char *rs__json_int_text(const rs__json *v, char buf[24])
+{
+  const int64_t i = json_object_get_int64(jv(v));
+  if (i == INT64_MIN) return NULL; /* json-c's floor for anything below it */
+  if (i < INT64_MAX) {
+    snprintf(buf, 24, "%" PRId64, i);
+    return buf;
+  }
+  const uint64_t u = json_object_get_uint64(jv(v)); /* INT64_MAX and above are kept unsigned */
+  if (u == UINT64_MAX) return NULL;                  /* json-c's ceiling */
+  snprintf(buf, 24, "%" PRIu64, u);
+  return buf;
+}
+
+size_t rs__json_len(const rs__json *v) { return json_object_array_length(jv(v)); }
+
+const rs__json *rs__json_at(const rs__json *v, size_t i)
+{
+  return (const rs__json *)json_object_array_get_idx(jv(v), i);
+}
+
+const char *rs__json_describe(char buf[RS_JSON_DESCRIBE_CAP], const rs__json *v)
+{
+  return describe(buf, jv(v));
 }

@@ -13,21 +13,36 @@
  *   latency_ms, cost_usd  number (optional)
  * Every other field whose value is a string, number or boolean is a
  * configuration column (model, chunking, reranker, ...): one file can hold a
- * whole sweep.  Other non-scalar fields are ignored; null counts as absent.
+ * whole sweep.  Its value as text: a string as it is, an integer in decimal
+ * (within 64 bits), another number the shortest text that reads back the
+ * same (512.0 and 5.12e2 are "512"), a boolean true or false.  Other
+ * non-scalar fields are ignored; null counts as absent.  So are the
+ * per-sample descriptors of ragas's test-set generator (synthesizer_name,
+ * persona_name, query_style, query_length), which as columns would make
+ * every sample a configuration of its own.
  * When more than one file is given, a column "file" (the file's name
  * without folder and without .jsonl / .json / .gz) is added first, so a
- * file per configuration works without configuration fields.
+ * file per configuration works without configuration fields; two files of
+ * one such name are RS_USAGE, and a field named "file" is then RS_FORMAT.
  *
  * A configuration is the tuple of its columns' values (an absent column is
  * ""); configurations are numbered in order of first appearance.  Within a
- * configuration an id must not repeat (RS_DUPLICATE naming both lines).
+ * configuration a sample's key (rs__rag_sample_key: its id, else its
+ * ordinal) must not repeat (RS_DUPLICATE naming both lines): an id repeated,
+ * or an id equal to the position of a sample without one, would pair the
+ * wrong samples across configurations.
  * A configuration field named like a column of rag's outputs (sample,
  * metric, judge, value, reason, mean, n, failures, latency_p50_ms,
  * latency_p99_ms, cost_usd_sum) is RS_FORMAT naming it: a CSV with two
  * columns of one name misleads every reader.
  * A known field of the wrong type is RS_FORMAT naming file:line and field,
- * what was expected and what was found.  Blank lines are skipped; gzip is
- * read as in textio.h.  Which fields a sample must have depends on the
+ * what was expected and what was found: ids must be non-empty, text must be
+ * free of \u0000, latency_ms and cost_usd finite and >= 0.  A line must be
+ * UTF-8 (the outputs promise it; error at file:line:column), one strict
+ * JSON object with no key twice.  Blank lines are skipped (but counted), a
+ * file without a sample is RS_FORMAT; gzip is read as in textio.h; a line
+ * may be up to 1 GiB long, and memory follows the bytes read, never a size
+ * the file declares.  Which fields a sample must have depends on the
  * metrics asked for, so that check belongs to the caller (rs__rag). */
 #ifndef RAGSWEEP_RAG_SAMPLES_H
 #define RAGSWEEP_RAG_SAMPLES_H
@@ -73,7 +88,7 @@ void rs__rag_set_free(rs__rag_set *s);
 
 /* The key pairing a sample across configurations: its id, else its
  * ordinal in decimal (the line number when a file holds one
- * configuration).  Returns id or buf. */
+ * configuration and no blank line).  Returns id or buf. */
 const char *rs__rag_sample_key(const rs__rag_sample *s, char buf[24]);
 
 #endif

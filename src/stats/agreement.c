@@ -1,5 +1,6 @@
-/* agreement.c: Cohen's kappa (plain and weighted), Kendall's tau-b and
- * confusion counts (see agreement.h for the contracts). */
+/* agreement.c: Cohen's kappa (plain and weighted), Kendall's tau-b,
+ * confusion counts and Krippendorff's interval alpha (see agreement.h for
+ * the contracts). */
 #include "stats/agreement.h"
 
 #include <math.h>
@@ -88,4 +89,55 @@ void rs__confusion(const int *a, int n_levels_a, const int *b, int n_levels_b, s
   for (size_t k = 0; k < n; k++)
     if (a[k] >= 0 && a[k] < n_levels_a && b[k] >= 0 && b[k] < n_levels_b)
       conf[(size_t)a[k] * (size_t)n_levels_b + (size_t)b[k]]++;
+}
+
+double rs__krippendorff_alpha_interval(const double *v, size_t n_units, size_t n_coders, size_t *n_pairable)
+{
+  /* Pass 1: how many values are pairable, and their sum. */
+  size_t n = 0;
+  double sum = 0.0;
+  for (size_t u = 0; u < n_units; u++) {
+    const double *row = v + u * n_coders;
+    size_t m = 0;
+    double s = 0.0;
+    for (size_t c = 0; c < n_coders; c++)
+      if (!isnan(row[c])) {
+        m++;
+        s += row[c];
+      }
+    if (m >= 2) {
+      n += m;
+      sum += s;
+    }
+  }
+  if (n_pairable) *n_pairable = n;
+  if (n < 2) return NAN;
+  const double mean = sum / (double)n;
+  /* Pass 2: SS about the overall mean, and sum_u m_u SS_u / (m_u - 1)
+   * (each unit's own two passes: its mean, then its deviations). */
+  double ss = 0.0, within = 0.0;
+  for (size_t u = 0; u < n_units; u++) {
+    const double *row = v + u * n_coders;
+    size_t m = 0;
+    double s = 0.0;
+    for (size_t c = 0; c < n_coders; c++)
+      if (!isnan(row[c])) {
+        m++;
+        s += row[c];
+      }
+    if (m < 2) continue;
+    const double unit_mean = s / (double)m;
+    double ss_u = 0.0;
+    for (size_t c = 0; c < n_coders; c++)
+      if (!isnan(row[c])) {
+        const double d = row[c] - mean, e = row[c] - unit_mean;
+        ss += d * d;
+        ss_u += e * e;
+      }
+    within += (double)m * ss_u / (double)(m - 1);
+  }
+  /* ss == 0: one value throughout, no variation to agree on (0/0).  An
+   * infinite value makes ss infinite or NaN: NaN either way. */
+  if (!(ss > 0.0) || !isfinite(ss)) return NAN;
+  return 1.0 - ((double)(n - 1) / (double)n) * within / ss;
 }

@@ -4,7 +4,8 @@
  * The building blocks of `ragsweep judge`'s report: how far an LLM's labels
  * agree with human labels (Cohen's kappa, weighted kappa, the confusion
  * table), and whether two sets of labels rank the systems the same way
- * (Kendall's tau-b over the systems' scores).
+ * (Kendall's tau-b over the systems' scores); and, for `ragsweep rag`'s
+ * several judges, Krippendorff's alpha over interval scores.
  *
  * Every function here is pure: no global state, no I/O, no OpenMP; the
  * same inputs give the same bits on every run, and all of them may be
@@ -70,5 +71,25 @@ double rs__kendall_tau_b(const double *x, const double *y, size_t n);
  * pair with a label outside its range is not counted, so that a bad label
  * can never write outside conf; callers validate labels beforehand. */
 void rs__confusion(const int *a, int n_levels_a, const int *b, int n_levels_b, size_t n, uint64_t *conf);
+
+/* Krippendorff's alpha for interval data (Krippendorff 2011, "Computing
+ * Krippendorff's Alpha-Reliability"): v[u * n_coders + c] is coder c's
+ * value for unit u, NaN when missing.  A unit with m_u >= 2 values is
+ * pairable; n is the number of values in pairable units (stored in
+ * *n_pairable when it is non-NULL).  With the sums over ordered pairs of
+ * distinct values,
+ *   D_o = (1/n) sum_u 1/(m_u - 1) sum_{i != j in u} (v_i - v_j)^2,
+ *   D_e = 1/(n (n - 1)) sum_{i != j, all pairable values} (v_i - v_j)^2,
+ *   alpha = 1 - D_o / D_e,
+ * the coincidence-matrix definition written over values.  Evaluated as
+ *   D_o / D_e = (n - 1)/n * sum_u [m_u SS_u / (m_u - 1)] / SS,
+ * SS_u and SS the sums of squared deviations from the unit's and from the
+ * overall mean (sum_{i != j} (v_i - v_j)^2 = 2 m SS): two passes, so a
+ * large common offset does not cancel the digits away.  O(n_units
+ * n_coders), no allocation, units and coders in index order (the same bits
+ * on every run).  NaN when n < 2, when every pairable value is the same
+ * (D_e == 0) and when a value is infinite.  1 for perfect agreement within
+ * every unit; below 0 for systematic disagreement. */
+double rs__krippendorff_alpha_interval(const double *v, size_t n_units, size_t n_coders, size_t *n_pairable);
 
 #endif
