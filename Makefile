@@ -98,16 +98,18 @@ judge-demo: deps
 # sweep in ragas's JSONL fields, scripts/rag_server.py (a deterministic
 # word-overlap assessor and bag-of-words embedder on 127.0.0.1) as the judge
 # and the embedder, every metric and a criterion, then the paired tests
-# between the configurations.  The server stops when this ends.
+# between the configurations.  The server stops when this ends.  It listens
+# on the last run's port when it is free: the base URL is part of every
+# cache key, so a re-run then sends nothing.
 RAG_DEMO = out/rag-demo
 RAG_DEMO_DELAY ?= 0
 rag-demo: deps
 	@$(MAKE) --no-print-directory build
 	@mkdir -p $(RAG_DEMO)
 	/usr/bin/python3 scripts/rag_demo_data.py $(RAG_DEMO)/data
-	@rm -f $(RAG_DEMO)/port; \
-	/usr/bin/python3 scripts/rag_server.py --port 0 --port-file $(RAG_DEMO)/port --delay $(RAG_DEMO_DELAY) \
-	  --max-seconds 600 & server=$$!; \
+	@prev=$$(cat $(RAG_DEMO)/port 2>/dev/null || echo 0); rm -f $(RAG_DEMO)/port; \
+	/usr/bin/python3 scripts/rag_server.py --port $$prev --or-any-port --port-file $(RAG_DEMO)/port \
+	  --delay $(RAG_DEMO_DELAY) --max-seconds 600 & server=$$!; \
 	trap 'kill $$server 2>/dev/null' EXIT; \
 	for i in $$(seq 100); do [ -f $(RAG_DEMO)/port ] && break; sleep 0.1; done; \
 	url=http://127.0.0.1:$$(cat $(RAG_DEMO)/port)/v1; \

@@ -26,12 +26,13 @@ Anything else gets {"error": ...} with status 400 (an unknown prompt is a
 test's mistake, not something to guess at).  Usage: prompt_tokens is the
 request's bytes / 4, completion_tokens the reply text's bytes / 4.
 
-  scripts/rag_server.py [--port 8090] [--port-file F] [--delay SECONDS]
-                        [--max-seconds N]
+  scripts/rag_server.py [--port 8090] [--or-any-port] [--port-file F]
+                        [--delay SECONDS] [--max-seconds N]
 
 Listens on 127.0.0.1 only.  Standard library only.
 """
 import argparse
+import errno
 import json
 import os
 import re
@@ -293,8 +294,19 @@ def main():
     ap.add_argument("--port-file")
     ap.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each reply")
     ap.add_argument("--max-seconds", type=float, default=0.0, help="stop after N seconds (0: run until killed)")
+    ap.add_argument("--or-any-port", action="store_true",
+                    help="when --port is taken, listen on a free port instead (--port-file says which)")
     args = ap.parse_args()
-    server = Server(("127.0.0.1", args.port), Handler)
+    try:
+        server = Server(("127.0.0.1", args.port), Handler)
+    except OSError as e:
+        if not args.or_any_port or e.errno != errno.EADDRINUSE:
+            raise
+        # rag's cache keys include the base URL: another port means every
+        # request is asked again.
+        print("rag_server: port %d is taken; listening on a free port (the cache of a run against port %d "
+              "will not be used)" % (args.port, args.port), file=sys.stderr)
+        server = Server(("127.0.0.1", 0), Handler)
     server.delay = args.delay
     server.lock = threading.Lock()
     server.count = 0
