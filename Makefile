@@ -24,7 +24,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps build demo judge-demo test check asan serial bench clean install fuzz fuzz-build fuzz-regress
+.PHONY: all deps build demo judge-demo rag-demo test check asan serial bench clean install fuzz fuzz-build fuzz-regress
 all: deps
 	@$(MAKE) --no-print-directory build
 
@@ -93,6 +93,31 @@ judge-demo: deps
 	$(BUILD)/ragsweep judge $(JUDGE_DEMO)/data/corpus.h5 -o $(JUDGE_DEMO) --model judge-demo --base-url $$url && \
 	$(BUILD)/ragsweep eval $(JUDGE_DEMO)/data/corpus.h5 --qrels $(JUDGE_DEMO)/qrels.txt -o $(JUDGE_DEMO)/eval \
 	  -m AnswerPresence@1 -m AnswerPresence@5 -m nDCG@10
+
+# `rag` end to end without an LLM: a seeded 3-configuration x 300-sample
+# sweep in ragas's JSONL fields, scripts/rag_server.py (a deterministic
+# word-overlap assessor and bag-of-words embedder on 127.0.0.1) as the judge
+# and the embedder, every metric and a criterion, then the paired tests
+# between the configurations.  The server stops when this ends.  It listens
+# on the last run's port when it is free: the base URL is part of every
+# cache key, so a re-run then sends nothing.
+RAG_DEMO = out/rag-demo
+RAG_DEMO_DELAY ?= 0
+rag-demo: deps
+	@$(MAKE) --no-print-directory build
+	@mkdir -p $(RAG_DEMO)
+	/usr/bin/python3 scripts/rag_demo_data.py $(RAG_DEMO)/data
+	@prev=$$(cat $(RAG_DEMO)/port 2>/dev/null || echo 0); rm -f $(RAG_DEMO)/port; \
+	/usr/bin/python3 scripts/rag_server.py --port $$prev --or-any-port --port-file $(RAG_DEMO)/port \
+	  --delay $(RAG_DEMO_DELAY) --max-seconds 600 & server=$$!; \
+	trap 'kill $$server 2>/dev/null' EXIT; \
+	for i in $$(seq 100); do [ -f $(RAG_DEMO)/port ] && break; sleep 0.1; done; \
+	url=http://127.0.0.1:$$(cat $(RAG_DEMO)/port)/v1; \
+	$(BUILD)/ragsweep rag $(RAG_DEMO)/data/sweep.jsonl -o $(RAG_DEMO) --model rag-demo --embed-model rag-demo-embed \
+	  --base-url $$url -m faithfulness -m answer_relevancy -m context_precision -m context_recall \
+	  -m factual_correctness -m id_based_context_precision -m id_based_context_recall \
+	  --criterion tone=$(RAG_DEMO)/data/tone.txt && \
+	$(BUILD)/ragsweep compare --per-query $(RAG_DEMO)/per_sample.csv -o $(RAG_DEMO)/compare
 
 # The tests run the OpenMP build and compare it with the serial reference
 # build (RAGSWEEP_SERIAL_BIN); the conformance data is read in ../shared.

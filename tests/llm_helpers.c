@@ -18,7 +18,10 @@ static void sleep_ms(int ms)
   nanosleep(&ts, NULL);
 }
 
-int llm_stub_start(llm_stub *s, const char *script_json, double max_seconds)
+/* Starts python on script_path with --port-file and --max-seconds, plus
+ * --log (and --script when script_json is non-NULL) for llm_stub.py, or
+ * --port 0 for another server. */
+static int start_server(llm_stub *s, const char *py, int stub_args, const char *script_json, double max_seconds)
 {
   memset(s, 0, sizeof *s);
   snprintf(s->dir, sizeof s->dir, "/tmp/rs_llm_stub_XXXXXX");
@@ -38,8 +41,6 @@ int llm_stub_start(llm_stub *s, const char *script_json, double max_seconds)
       return -1;
     }
   }
-  const char *py = getenv("RAGSWEEP_LLM_STUB");
-  if (!py || !*py) py = "tests/llm_stub.py";
   /* The system interpreter starts in 0.1 s; a version manager's shim on
    * PATH can take a second or more, which every test would pay. */
   const char *python = getenv("RAGSWEEP_PYTHON");
@@ -57,11 +58,17 @@ int llm_stub_start(llm_stub *s, const char *script_json, double max_seconds)
     argv[a++] = (char *)py;
     argv[a++] = "--port-file";
     argv[a++] = portf;
-    argv[a++] = "--log";
-    argv[a++] = s->log;
     argv[a++] = "--max-seconds";
     argv[a++] = maxs;
-    if (script_json) {
+    if (!stub_args) { /* a demo server has a fixed default port */
+      argv[a++] = "--port";
+      argv[a++] = "0";
+    }
+    if (stub_args) {
+      argv[a++] = "--log";
+      argv[a++] = s->log;
+    }
+    if (stub_args && script_json) {
       argv[a++] = "--script";
       argv[a++] = script;
     }
@@ -93,6 +100,18 @@ int llm_stub_start(llm_stub *s, const char *script_json, double max_seconds)
   fprintf(stderr, "llm_stub: no port file after 10 s\n");
   llm_stub_stop(s);
   return -1;
+}
+
+int llm_stub_start(llm_stub *s, const char *script_json, double max_seconds)
+{
+  const char *py = getenv("RAGSWEEP_LLM_STUB");
+  if (!py || !*py) py = "tests/llm_stub.py";
+  return start_server(s, py, 1, script_json, max_seconds);
+}
+
+int llm_server_start(llm_stub *s, const char *script_path, double max_seconds)
+{
+  return start_server(s, script_path, 0, NULL, max_seconds);
 }
 
 void llm_stub_stop(llm_stub *s)

@@ -21,6 +21,12 @@ typedef struct llm_stub {
  * (PR_SET_PDEATHSIG).  Returns 0, or -1 with a message on stderr. */
 int llm_stub_start(llm_stub *s, const char *script_json, double max_seconds);
 
+/* Starts another server script the same way (same interpreter, port file,
+ * lifetime and stop), such as scripts/rag_server.py: it is given only
+ * --port-file, --max-seconds and --port 0 (no --log: llm_stub_log is then
+ * empty). */
+int llm_server_start(llm_stub *s, const char *script_path, double max_seconds);
+
 /* Stops it (SIGTERM, then SIGKILL after 3 s) and removes its folder. */
 void llm_stub_stop(llm_stub *s);
 
