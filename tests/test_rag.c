@@ -504,3 +504,27 @@ Test(rag, fatal_error_stops, .timeout = 60)
   th_free(&r);
   llm_stub_stop(&stub);
 }
+
+/* Identical requests of a run are sent once: two configurations with the
+ * same response ask the same criterion question. */
+Test(rag, identical_requests_sent_once, .timeout = 60)
+{
+  char *dir = th_fresh_dir();
+  char *data = th_join(dir, "s.jsonl"), *crit = th_join(dir, "c.txt"), *out = th_join(dir, "out");
+  write_file(data, "{\"cfg\":\"a\",\"id\":1,\"response\":\"same answer\"}\n{\"cfg\":\"b\",\"id\":1,\"response\":\"same answer\"}\n"
+                   "{\"cfg\":\"a\",\"id\":2,\"response\":\"other\"}\n");
+  write_file(crit, "Rate {response}.");
+  llm_stub stub;
+  cr_assert_eq(llm_stub_start(&stub, "{\"default\": {\"content\": \"{\\\"score\\\": 3, \\\"reason\\\": \\\"ok\\\"}\"}}", 60), 0);
+  char arg[600];
+  snprintf(arg, sizeof arg, "rate=%s", crit);
+  th_result r = rs(NULL, "rag", data, "-o", out, "--model", "m", "--base-url", stub.url, "--criterion", arg, NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_expect_eq(stub_requests(&stub), 2);
+  cr_expect(strstr(r.out, "requests 3: 2 sent, 1 cache hits"), "%s", r.out);
+  char *ps = th_slurp(th_join(out, "per_sample.csv"), NULL);
+  cr_expect_str_eq(csv_cell(ps, "value", "sample", "1", "cfg", "b", NULL), "3");
+  free(ps);
+  th_free(&r);
+  llm_stub_stop(&stub);
+}

@@ -10,6 +10,8 @@
 #include "llm/wire.h"
 #include "util/sha256.h"
 
+#define NO_TWIN SIZE_MAX
+
 static double now_s(void)
 {
   struct timespec t;
@@ -25,6 +27,12 @@ typedef struct batch {
   char *base_url;  /* without a trailing '/' */
   size_t *todo;    /* call indexes to send, in order */
   size_t n_todo, next_todo;
+  /* Identical requests in one batch (rag asks for the same reference's
+   * statements in every configuration) are sent once: the others follow
+   * the first, chained through next_twin, and get its reply. */
+  size_t *next_twin;   /* [n]: the next call with the same key, or NO_TWIN */
+  uint32_t *key_slot;  /* open addressing over the uncached keys: call index + 1, 0 empty */
+  size_t n_slots;
   double inflight_cost;      /* estimated USD of the requests in flight */
   uint64_t gave_up_in_a_row; /* requests that exhausted their retries, since the last success */
   rs_error cache_err;
@@ -49,6 +57,23 @@ static void call_key(const char *base_url, const char *path, const char *body, s
   rs__sha256_update(&h, body, len);
   rs__sha256_update(&h, num, (size_t)nn);
   rs__sha256_final(&h, key);
+}
+
+/* The earlier uncached call of this batch with call i's key, or NO_TWIN
+ * (then i is recorded as the first of its key). */
+static size_t first_twin(batch *b, size_t i)
+{
+  const uint8_t *k = b->calls[i].key;
+  uint64_t h;
+  memcpy(&h, k, sizeof h); /* a SHA-256 is uniform: its first bytes are a hash */
+  for (size_t s = (size_t)h & (b->n_slots - 1);; s = (s + 1) & (b->n_slots - 1)) {
+    if (!b->key_slot[s]) {
+      b->key_slot[s] = (uint32_t)(i + 1);
+      return NO_TWIN;
+    }
+    const size_t j = b->key_slot[s] - 1;
+    if (memcmp(b->calls[j].key, k, 32) == 0) return j;
+  }
 }
 
 /* Prompt tokens are estimated at 4 bytes each plus 8 for the framing: the
@@ -174,6 +199,22 @@ static int request_done(void *ctx, const rs__http_result *res)
       else snprintf(st->fatal_message, sizeof st->fatal_message, "%s", text);
     }
   }
+  /* The same reply for every identical request of the batch. */
+  for (size_t t = b->next_twin ? b->next_twin[res->tag] : NO_TWIN; t != NO_TWIN; t = b->next_twin[t]) {
+    rs__llm_call *tc = &b->calls[t];
+    tc->cached = 1;
+    tc->latency_ms = res->latency_ms;
+    if (c->status == RS_CALL_OK || c->status == RS_CALL_BAD_REPLY) {
+      take_reply(b, t, res->body, res->body_len, 1);
+      count_tokens(st, tc);
+    } else {
+      tc->status = c->status;
+      st->failed++;
+      free(tc->note);
+      tc->note = c->note ? strdup(c->note) : NULL;
+    }
+    st->cached++, st->done++;
+  }
   st->wall_s = now_s() - st->start_s;
   if (cfg->progress) cfg->progress(cfg->ctx, st);
   return b->cache_rc != RS_OK || st->stopped_fatal;
@@ -194,10 +235,16 @@ rs_code rs__llm_calls_run(const rs__llm_calls_cfg *cfg, rs__llm_call *calls, siz
   if (st->start_s == 0) st->start_s = now_s();
   batch b = {.cfg = cfg, .calls = calls, .st = st};
   st->requests += n;
-  if (!(b.base_url = trimmed_base_url(cfg->http.base_url)) || (n && !(b.todo = rs__malloc(rs__mul(n, sizeof *b.todo))))) {
-    free(b.base_url);
+  b.n_slots = 16;
+  while (b.n_slots < 2 * n) b.n_slots *= 2;
+  if (n > UINT32_MAX - 1 || !(b.base_url = trimmed_base_url(cfg->http.base_url)) ||
+      !(b.todo = rs__malloc(rs__mul(n ? n : 1, sizeof *b.todo))) ||
+      !(b.next_twin = rs__malloc(rs__mul(n ? n : 1, sizeof *b.next_twin))) ||
+      !(b.key_slot = rs__calloc(b.n_slots, sizeof *b.key_slot))) {
+    free(b.base_url), free(b.todo), free(b.next_twin);
     return rs__fail(err, RS_NOMEM, "out of memory for %zu requests", n);
   }
+  for (size_t i = 0; i < n; i++) b.next_twin[i] = NO_TWIN;
   rs_code rc = RS_OK;
   /* Keys first: what is cached is answered without the network. */
   for (size_t i = 0; i < n && !rc; i++) {
@@ -215,7 +262,7 @@ rs_code rs__llm_calls_run(const rs__llm_calls_cfg *cfg, rs__llm_call *calls, siz
     int found = 0;
     if (cfg->dry_run && !cfg->dry_run_reads) {
       if (cfg->cache && (rc = rs__llm_cache_has(cfg->cache, c->key, &found, err))) break;
-      if (found) {
+      if (found || first_twin(&b, i) != NO_TWIN) {
         st->cached++;
         c->cached = 1;
       } else {
@@ -234,6 +281,13 @@ rs_code rs__llm_calls_run(const rs__llm_calls_cfg *cfg, rs__llm_call *calls, siz
       count_tokens(st, c);
       st->cached++, st->done++;
     } else {
+      const size_t twin = first_twin(&b, i);
+      if (twin != NO_TWIN) { /* answered when its first twin is */
+        b.next_twin[i] = b.next_twin[twin];
+        b.next_twin[twin] = i;
+        if (cfg->dry_run) st->cached++, c->cached = 1;
+        continue;
+      }
       b.todo[b.n_todo++] = i;
       st->est_prompt_tokens += estimate_prompt_tokens(len);
       st->est_completion_tokens += c->expect_tokens;
@@ -255,6 +309,8 @@ rs_code rs__llm_calls_run(const rs__llm_calls_cfg *cfg, rs__llm_call *calls, siz
   }
   st->wall_s = now_s() - st->start_s;
   free(b.todo);
+  free(b.next_twin);
+  free(b.key_slot);
   free(b.base_url);
   return rc;
 }

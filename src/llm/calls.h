@@ -58,7 +58,7 @@ typedef struct rs__llm_call {
 
 typedef struct rs__llm_calls_stats {
   uint64_t requests;  /* calls given */
-  uint64_t cached;    /* answered from the cache */
+  uint64_t cached;    /* answered without a request: from the cache, or by an identical request of the batch */
   uint64_t sent;      /* sent and finished (any outcome) */
   uint64_t retries;
   uint64_t done;      /* cached + sent */
