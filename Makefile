@@ -78,14 +78,16 @@ demo: deps
 
 # `judge` end to end without an LLM: a seeded 200-query sweep with texts,
 # scripts/judge_server.py (a deterministic assessor on 127.0.0.1) as the
-# model, then eval on the LLM's qrels.  The server stops when this ends.
+# model, then eval on the LLM's qrels.  The server stops when this ends; it
+# takes the last run's port again when it is free, so a re-run finds its
+# replies in the cache (the base URL is part of every cache key).
 JUDGE_DEMO = out/judge-demo
 judge-demo: deps
 	@$(MAKE) --no-print-directory build
 	@mkdir -p $(JUDGE_DEMO)
 	/usr/bin/python3 scripts/judge_demo_data.py $(JUDGE_DEMO)/data
-	@rm -f $(JUDGE_DEMO)/port; \
-	/usr/bin/python3 scripts/judge_server.py --answers $(JUDGE_DEMO)/data/answers.tsv --port 0 \
+	@prev=$$(cat $(JUDGE_DEMO)/port 2>/dev/null || echo 0); rm -f $(JUDGE_DEMO)/port; \
+	/usr/bin/python3 scripts/judge_server.py --answers $(JUDGE_DEMO)/data/answers.tsv --port $$prev --or-any-port \
 	  --port-file $(JUDGE_DEMO)/port --max-seconds 300 & server=$$!; \
 	trap 'kill $$server 2>/dev/null' EXIT; \
 	for i in $$(seq 100); do [ -f $(JUDGE_DEMO)/port ] && break; sleep 0.1; done; \

@@ -12,12 +12,13 @@ it ends with "Final score: 3" (answer present), 1 (the passage shares a
 word of four or more letters with the question) or 0.  Usage is reported
 as bytes / 4 prompt tokens and 1 (or 8) completion tokens.
 
-  scripts/judge_server.py --answers answers.tsv [--port 8089] [--port-file F]
+  scripts/judge_server.py --answers answers.tsv [--port 8089] [--or-any-port] [--port-file F]
                           [--delay SECONDS] [--max-seconds N]
 
 Listens on 127.0.0.1 only.  Standard library only.
 """
 import argparse
+import errno
 import json
 import os
 import re
@@ -128,8 +129,19 @@ def main():
     ap.add_argument("--port-file")
     ap.add_argument("--delay", type=float, default=0.0)
     ap.add_argument("--max-seconds", type=float, default=0.0, help="stop after N seconds (0: run until killed)")
+    ap.add_argument("--or-any-port", action="store_true",
+                    help="when --port is taken, listen on a free port instead (--port-file says which)")
     args = ap.parse_args()
-    server = Server(("127.0.0.1", args.port), Handler)
+    try:
+        server = Server(("127.0.0.1", args.port), Handler)
+    except OSError as e:
+        if not args.or_any_port or e.errno != errno.EADDRINUSE:
+            raise
+        # judge's cache keys include the base URL: another port means every
+        # request is asked again.
+        print("judge_server: port %d is taken; listening on a free port (the cache of a run against port %d "
+              "will not be used)" % (args.port, args.port), file=sys.stderr)
+        server = Server(("127.0.0.1", 0), Handler)
     server.answers = load_answers(args.answers)
     server.delay = args.delay
     server.lock = threading.Lock()
