@@ -338,57 +338,25 @@ static rs_code parse_sample(loader *L, uint32_t file, size_t line, const char *t
 
 /* --- one file ---------------------------------------------------------------------- */
 
+typedef struct file_lines {
+  loader *L;
+  uint32_t file;
+} file_lines;
+
+static rs_code sample_line(void *ctx, size_t line, const char *s, size_t n, rs_error *err)
+{
+  file_lines *f = ctx;
+  return parse_sample(f->L, f->file, line, s, n, err);
+}
+
 static rs_code read_file(loader *L, uint32_t file, rs_error *err)
 {
   const char *path = L->set->files[file];
-  rs__input *in = NULL;
-  char *buf = NULL;
-  size_t cap = RS_IO_BLOCK, have = 0, got = 0, line = 0;
   const size_t n_before = L->set->n;
-  rs_code rc = RS_OK;
-  if (!(buf = rs__malloc(cap))) return rs__fail(err, RS_NOMEM, "%s: out of memory", path);
-  if ((rc = rs__input_open(path, &in, err))) goto done;
-  for (int eof = 0; !eof;) {
-    if (have == cap) { /* one line longer than the buffer: widen it */
-      if (cap >= LINE_MAX_BYTES) {
-        rc = rs__fail(err, RS_UNSUPPORTED, "%s:%zu: a line longer than %zu bytes; expected one JSON object per line",
-                      path, line + 1, LINE_MAX_BYTES);
-        goto done;
-      }
-      char *b = rs__realloc(buf, rs__mul(cap, 2));
-      if (!b) {
-        rc = rs__fail(err, RS_NOMEM, "%s:%zu: out of memory for a line of %zu bytes", path, line + 1, cap * 2);
-        goto done;
-      }
-      buf = b;
-      cap *= 2;
-    }
-    if ((rc = rs__input_read(in, buf + have, cap - have, &got, err))) goto done;
-    eof = got == 0;
-    have += got;
-    size_t start = 0;
-    for (;;) {
-      const char *nl = memchr(buf + start, '\n', have - start);
-      if (!nl && !(eof && start < have)) break;
-      size_t end = nl ? (size_t)(nl - buf) : have, n = end - start;
-      const char *s = buf + start;
-      line++;
-      start = nl ? end + 1 : have;
-      if (n && s[n - 1] == '\r') n--;
-      if (line == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) s += 3, n -= 3; /* UTF-8 byte order mark */
-      size_t k = 0;
-      while (k < n && (s[k] == ' ' || s[k] == '\t')) k++;
-      if (k == n) continue; /* blank */
-      if ((rc = parse_sample(L, file, line, s, n, err))) goto done;
-    }
-    memmove(buf, buf + start, have - start);
-    have -= start;
-  }
-  if (L->set->n == n_before)
+  file_lines f = {L, file};
+  rs_code rc = rs__input_lines(path, LINE_MAX_BYTES, "expected one JSON object per line", sample_line, &f, err);
+  if (!rc && L->set->n == n_before)
     rc = rs__fail(err, RS_FORMAT, "%s: no samples; expected one JSON object per line (ragas's JSONL)", path);
-done:
-  rs__input_close(in);
-  free(buf);
   return rc;
 }
 

@@ -185,3 +185,51 @@ done:
   rs__input_close(in);
   return rc;
 }
+
+rs_code rs__input_lines(const char *path, size_t max_line, const char *too_long, rs__line_fn fn, void *ctx,
+                        rs_error *err)
+{
+  rs__input *in = NULL;
+  size_t cap = RS_IO_BLOCK, have = 0, got = 0, line = 0;
+  char *buf = rs__malloc(cap);
+  if (!buf) return rs__fail(err, RS_NOMEM, "%s: out of memory", path);
+  rs_code rc = rs__input_open(path, &in, err);
+  for (int eof = 0; !rc && !eof;) {
+    if (have == cap) { /* one line longer than the buffer: widen it */
+      if (max_line && cap >= max_line) {
+        rc = rs__fail(err, RS_UNSUPPORTED, "%s:%zu: a line longer than %zu bytes; %s", path, line + 1, max_line,
+                      too_long);
+        break;
+      }
+      char *b = rs__realloc(buf, rs__mul(cap, 2));
+      if (!b) {
+        rc = rs__fail(err, RS_NOMEM, "%s:%zu: out of memory for a line of %zu bytes", path, line + 1, cap * 2);
+        break;
+      }
+      buf = b;
+      cap *= 2;
+    }
+    if ((rc = rs__input_read(in, buf + have, cap - have, &got, err))) break;
+    eof = got == 0;
+    have += got;
+    size_t start = 0;
+    while (!rc) {
+      const char *nl = memchr(buf + start, '\n', have - start);
+      if (!nl && !(eof && start < have)) break;
+      size_t end = nl ? (size_t)(nl - buf) : have, n = end - start;
+      const char *s = buf + start;
+      line++;
+      start = nl ? end + 1 : have;
+      if (n && s[n - 1] == '\r') n--;
+      if (line == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) s += 3, n -= 3; /* UTF-8 byte order mark */
+      size_t k = 0;
+      while (k < n && (s[k] == ' ' || s[k] == '\t')) k++;
+      if (k < n) rc = fn(ctx, line, s, n, err);
+    }
+    memmove(buf, buf + start, have - start);
+    have -= start;
+  }
+  rs__input_close(in);
+  free(buf);
+  return rc;
+}

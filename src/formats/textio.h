@@ -27,4 +27,16 @@ void rs__input_close(rs__input *in);
  * not counting the NUL). */
 rs_code rs__read_all(const char *path, char **out, size_t *out_len, rs_error *err);
 
+/* Called once per non-blank line (spaces and tabs only count as blank),
+ * with its 1-based number and its bytes s[0..n) (no newline, no trailing CR,
+ * no UTF-8 byte order mark on line 1; not NUL-terminated). */
+typedef rs_code (*rs__line_fn)(void *ctx, size_t line, const char *s, size_t n, rs_error *err);
+
+/* Reads path (as rs__input_open: a file, gzip, or "-") line by line into
+ * fn, stopping at fn's first error.  The buffer widens for a long line up
+ * to max_line bytes (0: no limit); a longer line is RS_UNSUPPORTED,
+ * "PATH:LINE: a line longer than MAX bytes; " followed by too_long. */
+rs_code rs__input_lines(const char *path, size_t max_line, const char *too_long, rs__line_fn fn, void *ctx,
+                        rs_error *err);
+
 #endif

@@ -156,60 +156,35 @@ static rs_code json_line(rs__texts *t, rs__jsonl *jp, size_t ln, const char *s, 
   return add(t, ln, r.id, r.id_len, r.title, r.title_len, r.text, r.text_len, err);
 }
 
+typedef struct text_lines {
+  rs__texts *t;
+  rs__jsonl *jp;
+  int format; /* 0 unknown yet, 1 TSV, 2 JSONL: told by the first non-blank line */
+} text_lines;
+
+static rs_code text_line(void *ctx, size_t line, const char *s, size_t n, rs_error *err)
+{
+  text_lines *l = ctx;
+  if (!l->format) {
+    size_t k = 0;
+    while (s[k] == ' ' || s[k] == '\t') k++;
+    l->format = s[k] == '{' ? 2 : 1;
+    rs_code rc = l->format == 2 ? rs__jsonl_new(&l->jp, err) : RS_OK;
+    if (rc) return rc;
+  }
+  return l->format == 2 ? json_line(l->t, l->jp, line, s, n, err) : tsv_line(l->t, line, s, n, err);
+}
+
 rs_code rs__texts_load(const char *path, rs__texts **out, rs_error *err)
 {
-  rs__input *in = NULL;
-  rs__jsonl *jp = NULL;
-  char *buf = NULL;
-  size_t cap = BLOCK, have = 0, got = 0, line = 0;
-  int format = 0; /* 0 unknown yet, 1 TSV, 2 JSONL */
-  rs__texts *t = rs__calloc(1, sizeof *t);
+  text_lines l = {0};
   rs_code rc = RS_OK;
-  if (!t || !(t->path = strdup(path)) || !(buf = rs__malloc(cap))) {
+  if (!(l.t = rs__calloc(1, sizeof *l.t)) || !(l.t->path = strdup(path)))
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory", path);
-    goto done;
-  }
-  if ((rc = rs__input_open(path, &in, err))) goto done;
-  for (int eof = 0; !eof;) {
-    if (have == cap) { /* one line longer than the buffer: widen it */
-      char *b = rs__realloc(buf, rs__mul(cap, 2));
-      if (!b) { rc = rs__fail(err, RS_NOMEM, "%s:%zu: out of memory for a long line", path, line + 1); goto done; }
-      buf = b;
-      cap *= 2;
-    }
-    if ((rc = rs__input_read(in, buf + have, cap - have, &got, err))) goto done;
-    eof = got == 0;
-    have += got;
-    size_t start = 0;
-    for (;;) {
-      const char *nl = memchr(buf + start, '\n', have - start);
-      if (!nl && !(eof && start < have)) break;
-      size_t end = nl ? (size_t)(nl - buf) : have, n = end - start;
-      const char *s = buf + start;
-      line++;
-      start = nl ? end + 1 : have;
-      if (n && s[n - 1] == '\r') n--;
-      if (line == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) s += 3, n -= 3; /* UTF-8 byte order mark */
-      size_t k = 0;
-      while (k < n && (s[k] == ' ' || s[k] == '\t')) k++;
-      if (k == n) continue; /* blank */
-      if (!format) {
-        format = s[k] == '{' ? 2 : 1;
-        if (format == 2 && (rc = rs__jsonl_new(&jp, err))) goto done;
-      }
-      rc = format == 2 ? json_line(t, jp, line, s, n, err) : tsv_line(t, line, s, n, err);
-      if (rc) goto done;
-    }
-    memmove(buf, buf + start, have - start);
-    have -= start;
-  }
-  *out = t;
-  t = NULL;
-done:
-  rs__texts_free(t);
-  rs__jsonl_free(jp);
-  rs__input_close(in);
-  free(buf);
+  if (!rc) rc = rs__input_lines(path, 0, "", text_line, &l, err);
+  if (!rc) *out = l.t, l.t = NULL;
+  rs__texts_free(l.t);
+  rs__jsonl_free(l.jp);
   return rc;
 }
 
