@@ -20,6 +20,7 @@
 #include "metrics/spec.h"
 #include "engine/sweep.h"
 #include "sweep_io.h"
+#include "publish.h"
 #include "sweep_opts.h"
 #include "util/strbuf.h"
 #include "worst.h"
@@ -80,7 +81,9 @@ static void help(FILE *f)
           "      --threads N           threads, 1 to 4096 (default: OMP_NUM_THREADS or all cores)\n"
           "      --timing              print where the time went on stderr\n"
           "      --qrels FILE          TREC qrels to score with, in place of the corpus's /qrels\n"
-          "                            (ids matched to the corpus)\n"
+          "                            (ids matched to the corpus)\n");
+  fputs(PUBLISH_OPTS_HELP, f);
+  fprintf(f,
           "  -h, --help                this help\n"
           "\n"
           "Every figure is the same at any thread count: the random streams are\n"
@@ -509,10 +512,12 @@ int rs_cli_compare(int argc, char **argv)
       {"test", required_argument, 0, OPT_TEST},
       {"alpha", required_argument, 0, OPT_ALPHA},
       {"fail-if-worse-than", required_argument, 0, OPT_FAIL_WORSE},
+      PUBLISH_OPTS_LONG,
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   static const char *const defaults[] = {"nDCG@10", "RR@10", "R@10"};
   sweep_opts so;
+  publish_opts po = {0};
   const char *pq_path = NULL, *baseline_name = NULL, *worse_than = NULL;
   int all_pairs = 0;
   long n_perm = 10000, n_boot = 1000;
@@ -529,6 +534,12 @@ int rs_cli_compare(int argc, char **argv)
     const sweep_opt_result shared = sweep_opts_parse(&so, c, optarg, "compare");
     if (shared == SWEEP_OPT_HANDLED) continue;
     if (shared == SWEEP_OPT_BAD) {
+      sweep_opts_free(&so);
+      return RS_EXIT_USAGE;
+    }
+    const publish_result pub = publish_opts_parse(&po, c, optarg, "compare");
+    if (pub == PUBLISH_HANDLED) continue;
+    if (pub == PUBLISH_BAD) {
       sweep_opts_free(&so);
       return RS_EXIT_USAGE;
     }
@@ -591,8 +602,8 @@ int rs_cli_compare(int argc, char **argv)
     usage_msg = "--worst needs the rankings (a corpus), not --per-query";
   else if (pq_path && so.qrels_path)
     usage_msg = "--qrels scores a corpus's runs; --per-query reads values already scored";
-  if (usage_msg) {
-    fprintf(stderr, "ragsweep compare: %s (see 'ragsweep compare --help')\n", usage_msg);
+  if (usage_msg || publish_opts_check(&po, "compare", 1) != 0) {
+    if (usage_msg) fprintf(stderr, "ragsweep compare: %s (see 'ragsweep compare --help')\n", usage_msg);
     sweep_opts_free(&so);
     return RS_EXIT_USAGE;
   }
@@ -941,6 +952,10 @@ int rs_cli_compare(int argc, char **argv)
     if (rc || (rc = gate_report_commit(&gr, &err))) goto fail;
     printf("wrote %s/gates.csv\n", out_dir);
     if (gr.n_failed) exit_code = RS_EXIT_GATE;
+  }
+  {
+    const int pub_status = publish_outputs(&po, "compare", out_dir, stdout);
+    if (pub_status != RS_EXIT_OK) exit_code = pub_status;
   }
   goto done;
 

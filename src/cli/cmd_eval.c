@@ -18,6 +18,7 @@
 #include "metrics/spec.h"
 #include "engine/sweep.h"
 #include "sweep_io.h"
+#include "publish.h"
 #include "sweep_opts.h"
 #include "worst.h"
 
@@ -58,6 +59,7 @@ static void help(FILE *f)
           "      --worst N          write OUTDIR/worst.csv: per run and measure the N worst queries\n"
           "                         (value, first relevant rank, relevant count), and the queries\n"
           "                         with no relevant doc retrieved\n"
+          PUBLISH_OPTS_HELP
           "  -h, --help             this help\n"
           "\n"
           "exit status: 0 ok; 1 usage; 2 unreadable, malformed or inconsistent input;\n"
@@ -190,11 +192,13 @@ int rs_cli_eval(int argc, char **argv)
       SWEEP_OPTS_LONG,
       {"per-query", no_argument, 0, OPT_PER_QUERY}, {"top", required_argument, 0, OPT_TOP},
       {"quiet", no_argument, 0, OPT_QUIET},         {"batch-docs", required_argument, 0, OPT_BATCH},
+      PUBLISH_OPTS_LONG,
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   static const char *const defaults[] = {RS_DEFAULT_MEASURES};
   const size_t n_defaults = sizeof defaults / sizeof *defaults;
   sweep_opts so;
+  publish_opts po = {0};
   int per_query = 0, quiet = 0;
   long top = 10, batch_docs = 0;
   rs__sweep_cfg cfg = {0};
@@ -209,6 +213,12 @@ int rs_cli_eval(int argc, char **argv)
     const sweep_opt_result shared = sweep_opts_parse(&so, c, optarg, "eval");
     if (shared == SWEEP_OPT_HANDLED) continue;
     if (shared == SWEEP_OPT_BAD) {
+      sweep_opts_free(&so);
+      return RS_EXIT_USAGE;
+    }
+    const publish_result pub = publish_opts_parse(&po, c, optarg, "eval");
+    if (pub == PUBLISH_HANDLED) continue;
+    if (pub == PUBLISH_BAD) {
       sweep_opts_free(&so);
       return RS_EXIT_USAGE;
     }
@@ -233,6 +243,10 @@ int rs_cli_eval(int argc, char **argv)
   }
   if (optind >= argc || !so.out_dir) {
     fprintf(stderr, "ragsweep eval: expected CORPUS.h5 [RUNS.h5 ...] -o OUTDIR (see 'ragsweep eval --help')\n");
+    sweep_opts_free(&so);
+    return RS_EXIT_USAGE;
+  }
+  if (publish_opts_check(&po, "eval", 1) != 0) {
     sweep_opts_free(&so);
     return RS_EXIT_USAGE;
   }
@@ -377,6 +391,12 @@ int rs_cli_eval(int argc, char **argv)
       goto fail;
     printf("wrote %s/gates.csv\n", out_dir);
     if (gr.n_failed) exit_code = RS_EXIT_GATE;
+  }
+  {
+    /* The morning-after outputs read the folder just written; their
+     * failure (a push refused) is an input/output error, not a gate. */
+    const int pub_status = publish_outputs(&po, "eval", out_dir, stdout);
+    if (pub_status != RS_EXIT_OK) exit_code = pub_status;
   }
   goto done;
 

@@ -17,6 +17,7 @@
 #include "gate.h"
 #include "llm/rag_eval.h"
 #include "llm_opts.h"
+#include "publish.h"
 #include "sweep_io.h"
 
 static void help(FILE *f)
@@ -50,6 +51,8 @@ static void help(FILE *f)
           "      --tiers FILE         CSV metric,minimum,target,excellent: prints a table of\n"
           "                           x (below minimum), . (minimum), v (target), * (excellent)\n");
   llm_opts_help(f);
+  fprintf(f, "publishing (once the outputs are written):\n");
+  fputs(PUBLISH_OPTS_HELP, f);
   fprintf(f,
           "  -h, --help               this help\n"
           "\n"
@@ -204,7 +207,8 @@ int rs_cli_rag(int argc, char **argv)
       {"criterion", required_argument, 0, OPT_CRITERION}, {"judge-model", required_argument, 0, OPT_JUDGE},
       {"embed-model", required_argument, 0, OPT_EMBED}, {"questions", required_argument, 0, OPT_QUESTIONS},
       {"gate", required_argument, 0, OPT_GATE},    {"tiers", required_argument, 0, OPT_TIERS},
-      LLM_OPTS_LONG,                               {"help", no_argument, 0, 'h'},
+      LLM_OPTS_LONG,                               PUBLISH_OPTS_LONG,
+      {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   const char *out_dir = NULL, *tiers_path = NULL, *embed_model = getenv("RAGSWEEP_EMBED_MODEL");
   const size_t cap = (size_t)argc + 1;
@@ -214,6 +218,7 @@ int rs_cli_rag(int argc, char **argv)
   int n_questions = 3;
   llm_opts lo;
   llm_opts_init(&lo);
+  publish_opts po = {0};
   int status = RS_EXIT_OK;
   rs__rag_metric *metrics = NULL;
   size_t n_metrics = 0;
@@ -241,6 +246,12 @@ int rs_cli_rag(int argc, char **argv)
       goto done;
     }
     if (lr == LLM_OPT_HANDLED) continue;
+    const publish_result pub = publish_opts_parse(&po, c, optarg, "rag");
+    if (pub == PUBLISH_BAD) {
+      status = RS_EXIT_USAGE;
+      goto done;
+    }
+    if (pub == PUBLISH_HANDLED) continue;
     switch (c) {
     case 'o': out_dir = optarg; break;
     case 'm': metric_text[n_metric_text++] = optarg; break;
@@ -270,6 +281,10 @@ int rs_cli_rag(int argc, char **argv)
   }
   if (!out_dir) {
     status = llm_usage_error("rag", "-o OUTDIR is required");
+    goto done;
+  }
+  if (publish_opts_check(&po, "rag", 0) != 0) {
+    status = RS_EXIT_USAGE;
     goto done;
   }
   if (n_metric_text + n_crit == 0) {
@@ -462,6 +477,9 @@ int rs_cli_rag(int argc, char **argv)
             100.0 * (double)st->failures / (double)attempted, 100.0 * lo.max_failures, out_dir);
     status = RS_EXIT_INPUT;
   }
+  /* Only a complete evaluation is published: a stopped one's means would
+   * read as a quality change on a dashboard. */
+  if (status == RS_EXIT_OK) status = publish_outputs(&po, "rag", out_dir, stdout);
   if (status == RS_EXIT_OK && checks_failed) status = RS_EXIT_GATE;
 done:
   rs__rag_free(r);

@@ -1,0 +1,72 @@
+/* publish.h: what eval, compare and rag do with their outputs once they are
+ * written: the HTML report (--report), the Prometheus text file
+ * (--metrics-out), a Pushgateway push (--pushgateway), an OTLP/HTTP push
+ * (--otlp) and a row set in the history database (--history, --label).
+ * Parsed in one place, done by the library from the output folder (so a
+ * later `ragsweep report DIR` sees exactly what these saw).
+ *
+ * A command puts PUBLISH_OPTS_LONG in its struct option array, hands every
+ * getopt code to publish_opts_parse before its own switch, and calls
+ * publish_outputs after its files are in place. */
+#ifndef RAGSWEEP_CLI_PUBLISH_H
+#define RAGSWEEP_CLI_PUBLISH_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+/* getopt codes, above sweep_opts' (0x1000..) and any command's own (256..). */
+enum {
+  PUBLISH_OPT_REPORT = 0x2000,
+  PUBLISH_OPT_METRICS_OUT,
+  PUBLISH_OPT_PUSHGATEWAY,
+  PUBLISH_OPT_PUSH_JOB,
+  PUBLISH_OPT_OTLP,
+  PUBLISH_OPT_HISTORY,
+  PUBLISH_OPT_LABEL
+};
+
+#define PUBLISH_OPTS_LONG                                                                                    \
+  {"report", no_argument, 0, PUBLISH_OPT_REPORT}, {"metrics-out", required_argument, 0, PUBLISH_OPT_METRICS_OUT}, \
+      {"pushgateway", required_argument, 0, PUBLISH_OPT_PUSHGATEWAY},                                          \
+      {"push-job", required_argument, 0, PUBLISH_OPT_PUSH_JOB}, {"otlp", required_argument, 0, PUBLISH_OPT_OTLP}, \
+      {"history", required_argument, 0, PUBLISH_OPT_HISTORY}, {"label", required_argument, 0, PUBLISH_OPT_LABEL}
+
+/* The options' help lines, for a command's --help. */
+#define PUBLISH_OPTS_HELP                                                                           \
+  "      --report           also write OUTDIR/report.html (see 'ragsweep report --help')\n"        \
+  "      --metrics-out FILE Prometheus text exposition of the results, written atomically\n"       \
+  "                         (node_exporter's textfile collector)\n"                                 \
+  "      --pushgateway URL  push the same metrics to a Prometheus Pushgateway\n"                   \
+  "      --push-job NAME    the Pushgateway job (default ragsweep)\n"                                \
+  "      --otlp URL         push OTLP/HTTP JSON metrics (e.g. http://127.0.0.1:4318/v1/metrics)\n"  \
+  "      --history FILE     append the aggregates to a SQLite history (see 'ragsweep history')\n"  \
+  "      --label TEXT       the history's label of this evaluation (a commit, a model version)\n"
+
+typedef struct publish_opts {
+  int report;              /* --report (eval, compare) */
+  const char *metrics_out; /* --metrics-out FILE, or NULL */
+  const char *pushgateway; /* --pushgateway URL, or NULL */
+  const char *push_job;    /* --push-job NAME, or NULL (ragsweep) */
+  const char *otlp;        /* --otlp URL, or NULL */
+  const char *history;     /* --history FILE, or NULL */
+  const char *label;       /* --label TEXT, or NULL */
+} publish_opts;
+
+typedef enum { PUBLISH_HANDLED, PUBLISH_NOT_MINE, PUBLISH_BAD } publish_result;
+
+/* Takes getopt's code c and its optarg; a bad value is reported on stderr
+ * ("ragsweep CMD: --label: ...") and the command exits with RS_EXIT_USAGE. */
+publish_result publish_opts_parse(publish_opts *o, int c, const char *arg, const char *cmd);
+/* Checks the combination once parsing is done (--label without --history,
+ * --report where the command has none); 0, or -1 after a message. */
+int publish_opts_check(const publish_opts *o, const char *cmd, int report_allowed);
+/* 1 when any output is asked for. */
+int publish_any(const publish_opts *o);
+
+/* Does what *o asks with the outputs of `cmd` in out_dir, printing a
+ * "wrote ..." or "pushed ..." line for each on `out`.  Returns an exit
+ * status: RS_EXIT_OK, or RS_EXIT_INPUT after a message on stderr (the
+ * command's own files stay written). */
+int publish_outputs(const publish_opts *o, const char *cmd, const char *out_dir, FILE *out);
+
+#endif

@@ -1,0 +1,63 @@
+/* results.h: what one command left in its output folder, read back for the
+ * morning-after view (internal): the HTML report, the Prometheus and OTLP
+ * exports and the history all start from here, so they agree on what a
+ * run, a measure and a latency are.
+ *
+ * A folder is recognised by its files:
+ *   eval     aggregate.csv (run,<attributes>,measure,value,queries) and
+ *            latency.csv (run,<attributes>,n,mean_ms,p50_ms,...,max_ms);
+ *   compare  the same aggregate.csv beside compare.csv (no latency.csv);
+ *   rag      aggregate.csv (<configuration>,[judge],metric,mean,n,...), whose
+ *            run is the configuration's values joined by '/' and whose
+ *            latency_p50_ms / latency_p99_ms columns, when present, give the
+ *            run's latency.
+ * Every value is as written: nothing is recomputed. */
+#ifndef RAGSWEEP_REPORT_RESULTS_H
+#define RAGSWEEP_REPORT_RESULTS_H
+
+#include <stddef.h>
+
+#include "ragsweep/error.h"
+#include "report/pivot.h"
+
+typedef enum { RS__RESULTS_EVAL, RS__RESULTS_COMPARE, RS__RESULTS_RAG } rs__results_kind;
+
+/* The latency of one run, in milliseconds; NaN where the folder does not
+ * say (rag gives only p50 and p99; n is 0 then). */
+typedef struct rs__results_latency {
+  size_t n;
+  double mean_ms, p50_ms, p90_ms, p95_ms, p99_ms, p999_ms, max_ms;
+} rs__results_latency;
+
+typedef struct rs__results {
+  char *dir;             /* the folder, as given */
+  char *agg_path;        /* dir/aggregate.csv */
+  rs__results_kind kind;
+  rs__agg agg;           /* aggregate.csv: rows of (run, labels..., measure) -> value */
+  /* Labels of a row: the keys between run and measure (eval's and compare's
+   * attributes; rag's configuration columns, then judge when present). */
+  size_t n_runs;                 /* the distinct runs: ids of agg.val[RS__AGG_RUN] */
+  rs__results_latency *latency;  /* [n_runs] by run id */
+  unsigned char *has_latency;    /* [n_runs] */
+} rs__results;
+
+/* Reads dir into a zeroed *r.  RS_IO when dir or its aggregate.csv cannot
+ * be read (the message names the folder and says which command writes it),
+ * RS_FORMAT for a malformed file (its path and line), RS_NOMEM.  Free *r
+ * with rs__results_free even on failure. */
+rs_code rs__results_load(const char *dir, rs__results *r, rs_error *err);
+void rs__results_free(rs__results *r);
+
+/* The folder's kind as a word: "eval", "compare" or "rag". */
+const char *rs__results_kind_name(rs__results_kind k);
+/* Convenience views of row i of r->agg. */
+const char *rs__results_run(const rs__results *r, size_t row);
+const char *rs__results_measure(const rs__results *r, size_t row);
+/* Labels: keys 1 .. n_labels of the table. */
+size_t rs__results_n_labels(const rs__results *r);
+const char *rs__results_label_name(const rs__results *r, size_t label);
+const char *rs__results_label_value(const rs__results *r, size_t row, size_t label);
+/* The run id of row i (an index into latency / has_latency). */
+size_t rs__results_run_id(const rs__results *r, size_t row);
+
+#endif
