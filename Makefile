@@ -128,6 +128,7 @@ rag-demo: deps
 # suite and per test as they finish, so a long run shows its progress.
 SERIAL_BUILD ?= build-serial
 test: deps
+	@RAGSWEEP_WITH_TESTS=1 scripts/install-deps.sh
 	@$(MAKE) --no-print-directory BUILD=$(SERIAL_BUILD) OMP=-Wno-unknown-pragmas build
 	@$(MAKE) --no-print-directory build $(BUILD)/test_all
 	RAGSWEEP_BIN=$(CURDIR)/$(BUILD)/ragsweep RAGSWEEP_SERIAL_BIN=$(CURDIR)/$(SERIAL_BUILD)/ragsweep \

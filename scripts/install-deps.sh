@@ -10,6 +10,10 @@ PACKAGES="$PACKAGES libcurl4-openssl-dev libsqlite3-dev"
 # The tests write corpora with h5py and check eval against an independent
 # Python implementation.
 PACKAGES="$PACKAGES python3 python3-numpy python3-h5py"
+# `make test` also checks the morning-after outputs with real peers: the
+# HTML report in headless Chromium (driven through ChromeDriver on
+# 127.0.0.1), the Prometheus file with promtool, pushes with a Pushgateway.
+[ "${RAGSWEEP_WITH_TESTS:-0}" = 1 ] && PACKAGES="$PACKAGES chromium chromium-driver prometheus prometheus-pushgateway"
 # The benchmarks also need the workload generator's Python and GNU time.
 [ "${RAGSWEEP_WITH_BENCH:-0}" = 1 ] && PACKAGES="$PACKAGES time"
 # `make fuzz`: libFuzzer and the sanitizer runtimes come with clang's
