@@ -42,8 +42,6 @@ Test(named_measures, canonical_names_and_errors)
   const struct { const char *name, *msg; } bad[] = {
       {"Accuracy", "Accuracy needs a cutoff, e.g. Accuracy@10"},
       {"AnswerPresence", "AnswerPresence needs a cutoff, e.g. AnswerPresence@10"},
-      {"answerpresence@5", "unknown name 'answerpresence'"}, /* names are case-sensitive, as nDCG */
-      {"ACCURACY@5", "unknown name 'ACCURACY'"},
       {"AnswerPresence(gain=exp)@5", "only nDCG and DCG take gain="},
       {"Accuracy@0", "cutoff 0 is not a positive integer"},
   };
@@ -53,6 +51,73 @@ Test(named_measures, canonical_names_and_errors)
     cr_expect(strstr(msg, bad[i].msg), "%s: %s", bad[i].name, msg);
     free(msg);
   }
+}
+
+/* The names users port from ranx, ir_measures and the RAG guides, in any
+ * case, are renamed to the canonical name; trec_eval's bare names keep
+ * their trec_eval meaning. */
+Test(named_measures, aliases_of_ranx_ir_measures_and_the_guides)
+{
+  const char *a[] = {"precision@5",      "recall@5",        "ndcg@10",       "mrr@10",         "map@100",
+                     "hit_rate@5",       "HITRATE@3",       "hit@2",         "answerpresence@5", "ACCURACY@5",
+                     "f1@5",             "r-precision",     "Bpref",         "ndcg_burges@10", "mrr",
+                     "nDCG(dcg=exp-log2)@20", "nDCG(dcg='log2')@20", "P(judged_only=False)@7", "dcg_burges@3"};
+  char *got = names_of(a, sizeof a / sizeof *a);
+  cr_expect_str_eq(got, "P@5 R@5 nDCG@10 RR@10 AP@100 Success@5 Success@3 Success@2 AnswerPresence@5 Accuracy@5 "
+                        "F1@5 Rprec bpref nDCG(gain=exp)@10 RR nDCG(gain=exp)@20 nDCG@20 P@7 DCG(gain=exp)@3");
+  free(got);
+  const char *trec[] = {"recall", "map", "ndcg"}; /* trec_eval's: recall's default cutoffs, AP, nDCG */
+  got = names_of(trec, 3);
+  cr_expect_str_eq(got, "R@5 R@10 R@15 R@20 R@30 R@100 R@200 R@500 R@1000 AP nDCG");
+  free(got);
+  const char *variants[] = {"P(denom=retrieved)@5", "P(rel=2,denom=retrieved)@{1,3}", "nDCG(ideal=retrieved)@10",
+                            "nDCG(gain=exp,ideal=retrieved)@10", "Judged(denom=retrieved)@10", "P(denom=k)@5",
+                            "nDCG(ideal=qrels)@10"};
+  got = names_of(variants, sizeof variants / sizeof *variants);
+  cr_expect_str_eq(got, "P(denom=retrieved)@5 P(rel=2,denom=retrieved)@1 P(rel=2,denom=retrieved)@3 "
+                        "nDCG(ideal=retrieved)@10 nDCG(gain=exp,ideal=retrieved)@10 Judged(denom=retrieved)@10 P@5 "
+                        "nDCG@10");
+  free(got);
+  const struct { const char *name, *msg; } bad[] = {
+      {"R(denom=retrieved)@5", "denom= is a parameter of P and Judged, not of R"},
+      {"P(ideal=retrieved)@5", "ideal= is a parameter of nDCG, not of P"},
+      {"P(denom=all)@5", "denom= expects k or retrieved, found 'all'"},
+      {"nDCG(ideal=retrieved)", "the retrieved variant needs a cutoff"},
+      {"nDCG(dcg=exp)@5", "dcg= expects log2 or exp-log2"},
+      {"nDCG(judged_only=True)@5", "judged_only=True is not supported"},
+      {"nDCG(dcg=log2,foo=1)@5", "unknown parameter 'foo' (expected rel, gain, dcg or ideal)"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    const char *one[] = {bad[i].name};
+    char *msg = names_of(one, 1);
+    cr_expect(strstr(msg, bad[i].msg), "%s: %s", bad[i].name, msg);
+    free(msg);
+  }
+}
+
+/* trec_eval mode names the trec_eval spelling of an ir_measures name. */
+Test(named_measures, trec_eval_spelling_of_ir_measures_names)
+{
+  const struct { const char *name, *want; } ok[] = {
+      {"nDCG@10", "-m ndcg_cut.10"},  {"nDCG@{5,10}", "-m ndcg_cut.5,10"}, {"P(rel=2)@5", "-l 2 -m P.5"},
+      {"RR@10", "-M 10 -m recip_rank"}, {"AP", "-m map"},                  {"AP@100", "-m map_cut.100"},
+      {"hit_rate@5", "-m success.5"}, {"recall@20", "-m recall.20"},       {"NumRelRet", "-m num_rel_ret"},
+  };
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+    char buf[128] = "";
+    cr_expect(rs__spec_trec_spelling(ok[i].name, buf, sizeof buf), "%s: no spelling", ok[i].name);
+    cr_expect_str_eq(buf, ok[i].want, "%s", ok[i].name);
+  }
+  const char *none[] = {"nDCG(gain=exp)@10", "F1@5", "Judged@10", "P(denom=retrieved)@5", "Foo@3", "DCG@5"};
+  for (size_t i = 0; i < sizeof none / sizeof *none; i++) {
+    char buf[128] = "";
+    cr_expect(!rs__spec_trec_spelling(none[i], buf, sizeof buf), "%s: got '%s'", none[i], buf);
+  }
+  char *argv[] = {(char *)th_bin(), "trec_eval", "-m", "nDCG@10", "/dev/null", "/dev/null", NULL};
+  th_result r = th_run(NULL, argv, NULL, NULL);
+  cr_expect_eq(r.status, 1);
+  cr_expect(strstr(r.err, "'nDCG@10' is an ir_measures name: trec_eval spells it '-m ndcg_cut.10'"), "%s", r.err);
+  th_free(&r);
 }
 
 /* The named measures read the very slot of the kernel value they reuse. */

@@ -172,6 +172,36 @@ Test(eval, hand_computed_values)
   th_free(&r);
 }
 
+/* The guides' variants on the same corpus, by hand: q1 ranks d3 (unjudged),
+ * d0 (2), d1 (0), d2 (1); q2 ranks d4 (1), d5 and nothing else. */
+Test(eval, guide_variants_hand_computed)
+{
+  char *dir = th_fresh_dir(), *corpus = th_join(dir, "c.h5"), *out = th_join(dir, "out");
+  mini m = mini_default();
+  write_mini(&m, corpus);
+  char *argv[] = {(char *)th_bin(), "eval", corpus, "-o", out, "--quiet", "-m", "P(denom=retrieved)@3", "-m", "P@3",
+                  "-m", "Judged(denom=retrieved)@3", "-m", "Judged@3", "-m", "nDCG(ideal=retrieved)@3",
+                  "-m", "ndcg@3", "-m", "P(denom=retrieved)@1", NULL};
+  th_result r = th_run(NULL, argv, NULL, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  char *agg = th_join(out, "aggregate.csv");
+  const struct { const char *m; double v; } want[] = {
+      {"P(denom=retrieved)@3", (1.0 / 3 + 1.0 / 2) / 2},    /* q1: d0 in 3 retrieved; q2: d4 in 2 */
+      {"P@3", (1.0 / 3 + 1.0 / 3) / 2},                     /* trec_eval: over k */
+      {"Judged(denom=retrieved)@3", (2.0 / 3 + 1.0 / 2) / 2}, /* q1: d0, d1 of 3; q2: d4 of 2 */
+      {"Judged@3", (2.0 / 3 + 1.0 / 3) / 2},
+      /* q1: DCG = 2/log2(3); the top 3's own grades sorted: 2, 0, 0 -> 2.  q2: 1 / 1. */
+      {"nDCG(ideal=retrieved)@3", (1.0 / log2(3.0) + 1.0) / 2},
+      /* qrels' ideal: q1 2 + 1/log2(3) over grades 2, 1 (d2 at rank 4 is outside the top 3) */
+      {"nDCG@3", ((2.0 / log2(3.0)) / (2.0 + 1.0 / log2(3.0)) + 1.0) / 2},
+      {"P(denom=retrieved)@1", 0.5},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+    cr_expect(fabs(agg_value(agg, "sys", want[i].m) - want[i].v) < 1e-15, "%s: got %.17g, want %.17g", want[i].m,
+              agg_value(agg, "sys", want[i].m), want[i].v);
+  th_free(&r);
+}
+
 Test(eval, queries_all_scores_missing_as_zero)
 {
   char *dir = th_fresh_dir(), *corpus = th_join(dir, "c.h5"), *out = th_join(dir, "out");

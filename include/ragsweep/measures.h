@@ -204,15 +204,30 @@ void rs_eval_topic_missing(const rs_plan *plan, const rs_levels *lv, rs_scratch 
  *   RS_RAG_NDCG    nDCG@k = DCG@k / IDCG@k (0 when IDCG@k is 0), the ideal
  *                  ranking being the judged grades > 0 in descending order;
  *   RS_RAG_JUDGED  Judged@k: docs in the top k with a judgment (any grade,
- *                  including 0 and negative ones), divided by k.
+ *                  including 0 and negative ones), divided by k;
+ * and the variants some RAG guides and ir_measures' code compute:
+ *   RS_RAG_P_RETRIEVED      P(denom=retrieved)@k: docs with grade >= level in
+ *                           the top k / min(k, n) (0 when n = 0);
+ *   RS_RAG_NDCG_IDEAL_RETRIEVED  nDCG(ideal=retrieved)@k: DCG@k over the DCG
+ *                           of the top k's own grades sorted descending;
+ *   RS_RAG_JUDGED_RETRIEVED Judged(denom=retrieved)@k: judged docs in the
+ *                           top k / min(k, n) (0 when n = 0).
  * Linear DCG is summed in rank order with trec_eval's discount table, so it
  * equals the DCG inside ndcg_cut to the bit. */
-typedef enum { RS_RAG_RR_CUT, RS_RAG_DCG, RS_RAG_NDCG, RS_RAG_JUDGED } rs_rag_kind;
+typedef enum {
+  RS_RAG_RR_CUT,
+  RS_RAG_DCG,
+  RS_RAG_NDCG,
+  RS_RAG_JUDGED,
+  RS_RAG_P_RETRIEVED,
+  RS_RAG_NDCG_IDEAL_RETRIEVED,
+  RS_RAG_JUDGED_RETRIEVED
+} rs_rag_kind;
 
 typedef struct rs_rag_measure {
   rs_rag_kind kind;
   long cutoff;  /* k >= 1 */
-  long level;   /* relevance level (RR@k) */
+  long level;   /* relevance level (RR@k, P(denom=retrieved)@k) */
   int exp_gain; /* DCG, nDCG: 2^g - 1 instead of g */
 } rs_rag_measure;
 

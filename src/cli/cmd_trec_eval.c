@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "metrics/spec.h"
 #include "ragsweep/measures.h"
 #include "ragsweep/trec_eval.h"
 
@@ -103,7 +104,12 @@ int rs_cli_trec_eval(int argc, char **argv, const char *prog)
     case 'o': break;
     case 'm':
       if (rs_plan_add(&cfg.plan, optarg, &err)) {
-        fprintf(stderr, "%s: %s\n", prog, err.msg);
+        char spelling[256];
+        if (rs__spec_trec_spelling(optarg, spelling, sizeof spelling))
+          fprintf(stderr, "%s: %s; '%s' is an ir_measures name: trec_eval spells it '%s'\n", prog, err.msg, optarg,
+                  spelling);
+        else
+          fprintf(stderr, "%s: %s\n", prog, err.msg);
         status = RS_EXIT_USAGE;
         goto out;
       }

@@ -1,6 +1,8 @@
 /* metrics/rag.c: the measures RAG users ask for that trec_eval lacks: RR
- * with a cutoff, DCG, nDCG with exponential gain and Judged@k.  Each is a
- * short walk over the top k of the ranking; nothing allocates. */
+ * with a cutoff, DCG, nDCG with exponential gain and Judged@k, and the
+ * variants of P, nDCG and Judged that RAG guides and ir_measures' code
+ * compute.  Each is a short walk over the top k of the ranking; nothing
+ * allocates. */
 #include <math.h>
 #include <stdint.h>
 
@@ -40,6 +42,23 @@ static double ideal_dcg_at(const rs_plan *plan, const rs_levels *lv, long k, int
   return sum;
 }
 
+/* The ideal of nDCG(ideal=retrieved)@k: the top k's own grades in
+ * descending order.  Every judged grade is one of the topic's levels, so
+ * counting each level's docs in the top k sorts them without a buffer. */
+static double retrieved_ideal_dcg_at(const rs_plan *plan, const int32_t *restrict rel, size_t t, const rs_levels *lv,
+                                     int exp_gain)
+{
+  double sum = 0.0;
+  size_t pos = 0;
+  for (size_t j = lv->n; j-- > 0 && lv->grade[j] > 0;) {
+    size_t count = 0;
+    for (size_t i = 0; i < t; i++) count += rel[i] == lv->grade[j];
+    const double g = gain_of(lv->grade[j], exp_gain);
+    for (size_t c = 0; c < count; c++, pos++) sum += g / rs__lg(plan, pos);
+  }
+  return sum;
+}
+
 void rs_eval_rag(const rs_plan *plan, const rs_rag_measure *m, size_t n_measures, const int32_t *rel, size_t n,
                  const rs_levels *lv, double *out)
 {
@@ -70,6 +89,23 @@ void rs_eval_rag(const rs_plan *plan, const rs_rag_measure *m, size_t n_measures
       long judged = 0;
       for (size_t i = 0; i < t; i++) judged += rel[i] != RS_REL_UNPOOLED;
       out[j] = (double)judged / (double)k;
+      break;
+    }
+    case RS_RAG_P_RETRIEVED: {
+      long relevant = 0;
+      for (size_t i = 0; i < t; i++) relevant += rel[i] >= m[j].level;
+      out[j] = t ? (double)relevant / (double)t : 0.0;
+      break;
+    }
+    case RS_RAG_NDCG_IDEAL_RETRIEVED: {
+      double ideal = retrieved_ideal_dcg_at(plan, rel, t, lv, m[j].exp_gain);
+      out[j] = ideal > 0.0 ? dcg_at(plan, rel, n, k, m[j].exp_gain) / ideal : 0.0;
+      break;
+    }
+    case RS_RAG_JUDGED_RETRIEVED: {
+      long judged = 0;
+      for (size_t i = 0; i < t; i++) judged += rel[i] != RS_REL_UNPOOLED;
+      out[j] = t ? (double)judged / (double)t : 0.0;
       break;
     }
     }

@@ -1,5 +1,6 @@
 /* spec.c: ir_measures-style and trec_eval measure names -> plans. */
 #define _POSIX_C_SOURCE 200809L
+#include <strings.h>
 #include "metrics/spec.h"
 #include "util/strdict.h"
 
@@ -22,33 +23,46 @@ typedef struct {
   const char *name; /* canonical */
   family f;
   unsigned char needs_cut, takes_cut, takes_rel, takes_gain;
+  unsigned char takes_variant; /* P, Judged: denom=retrieved; nDCG: ideal=retrieved */
 } family_info;
 
 static const family_info families[] = {
-    {"P", F_P, 1, 1, 1, 0},           {"R", F_R, 1, 1, 1, 0},
-    {"F1", F_F1, 1, 1, 1, 0},         {"Success", F_SUCCESS, 1, 1, 1, 0},
-    {"RR", F_RR, 0, 1, 1, 0},         {"AP", F_AP, 0, 1, 1, 0},
-    {"nDCG", F_NDCG, 0, 1, 0, 1},     {"DCG", F_DCG, 0, 1, 0, 1},
-    {"Rprec", F_RPREC, 0, 0, 1, 0},   {"bpref", F_BPREF, 0, 0, 1, 0},
-    {"Judged", F_JUDGED, 1, 1, 0, 0}, {"NumRet", F_NUMRET, 0, 0, 0, 0},
-    {"NumRel", F_NUMREL, 0, 0, 1, 0}, {"NumRelRet", F_NUMRELRET, 0, 0, 1, 0},
+    {"P", F_P, 1, 1, 1, 0, 1},           {"R", F_R, 1, 1, 1, 0, 0},
+    {"F1", F_F1, 1, 1, 1, 0, 0},         {"Success", F_SUCCESS, 1, 1, 1, 0, 0},
+    {"RR", F_RR, 0, 1, 1, 0, 0},         {"AP", F_AP, 0, 1, 1, 0, 0},
+    {"nDCG", F_NDCG, 0, 1, 0, 1, 1},     {"DCG", F_DCG, 0, 1, 0, 1, 0},
+    {"Rprec", F_RPREC, 0, 0, 1, 0, 0},   {"bpref", F_BPREF, 0, 0, 1, 0, 0},
+    {"Judged", F_JUDGED, 1, 1, 0, 0, 1}, {"NumRet", F_NUMRET, 0, 0, 0, 0, 0},
+    {"NumRel", F_NUMREL, 0, 0, 1, 0, 0}, {"NumRelRet", F_NUMRELRET, 0, 0, 1, 0, 0},
     /* Named measures: computed by another family's kernel but written
      * under their own name (unlike the aliases below, which are renamed).
      * They come after the families above, which are indexed by family. */
-    {"AnswerPresence", F_SUCCESS, 1, 1, 1, 0}, {"Accuracy", F_P, 1, 1, 1, 0},
+    {"AnswerPresence", F_SUCCESS, 1, 1, 1, 0, 0}, {"Accuracy", F_P, 1, 1, 1, 0, 0},
 };
 
-/* Other spellings users bring from RAG guides. */
-static const struct { const char *alias, *name; } aliases[] = {
-    {"Hit", "Success"}, {"HitRate", "Success"}, {"MRR", "RR"}, {"MAP", "AP"}, {"NDCG", "nDCG"},
-    {"Recall", "R"},    {"Precision", "P"},
+/* Other spellings users bring from ranx, ir_measures and the RAG guides,
+ * matched without regard to case (as are the names above): they are
+ * renamed to the canonical name.  exp_gain: ranx's *_burges, Burges et
+ * al.'s 2^grade - 1 gain. */
+static const struct {
+  const char *alias, *name;
+  int exp_gain;
+} aliases[] = {
+    {"Hit", "Success", 0},      {"HitRate", "Success", 0},   {"Hit_Rate", "Success", 0},
+    {"MRR", "RR", 0},           {"MAP", "AP", 0},            {"Recall", "R", 0},
+    {"Precision", "P", 0},      {"R-Precision", "Rprec", 0}, {"R_Precision", "Rprec", 0},
+    {"NDCG_Burges", "nDCG", 1}, {"DCG_Burges", "DCG", 1},
 };
+
+/* The variants of P, Judged (denominator) and nDCG (ideal ranking). */
+enum { V_NONE, V_RETRIEVED };
 
 /* One requested value before planning. */
 typedef struct {
   family f;
   long level;   /* relevance level */
   int exp_gain; /* nDCG / DCG */
+  int variant;  /* V_RETRIEVED: P and Judged over min(k, n); nDCG's ideal from the top k */
   long cut;     /* 0: none */
   char *trec;   /* F_TREC: the trec_eval argument; value index below */
   size_t trec_value;
@@ -109,16 +123,27 @@ static char *aprintf(const char *fmt, ...)
   return strdup(buf);
 }
 
-static const family_info *find_family(const char *name, size_t len)
+/* The family named name[0..len), case and all (trec_eval's bare names
+ * such as `map` or `recall` must keep their trec_eval meaning). */
+static const family_info *find_family_exact(const char *name, size_t len)
 {
-  for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
-    if (strlen(aliases[i].alias) == len && memcmp(aliases[i].alias, name, len) == 0) {
-      name = aliases[i].name;
-      len = strlen(name);
-      break;
-    }
   for (size_t i = 0; i < sizeof families / sizeof *families; i++)
     if (strlen(families[i].name) == len && memcmp(families[i].name, name, len) == 0) return &families[i];
+  return NULL;
+}
+
+/* The family of name[0..len) or of an alias, in any case; *exp_gain is set
+ * when the alias implies exponential gain. */
+static const family_info *find_family(const char *name, size_t len, int *exp_gain)
+{
+  *exp_gain = 0;
+  for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
+    if (strlen(aliases[i].alias) == len && strncasecmp(aliases[i].alias, name, len) == 0) {
+      *exp_gain = aliases[i].exp_gain;
+      return find_family_exact(aliases[i].name, strlen(aliases[i].name));
+    }
+  for (size_t i = 0; i < sizeof families / sizeof *families; i++)
+    if (strlen(families[i].name) == len && strncasecmp(families[i].name, name, len) == 0) return &families[i];
   return NULL;
 }
 
@@ -138,25 +163,37 @@ static int parse_long(const char *s, const char *end, long *out)
   return 1;
 }
 
-/* The canonical name of one value. */
-static char *canonical(const family_info *fi, long level, int exp_gain, long cut)
+/* The canonical name of one value: parameters in the order rel, gain,
+ * denom / ideal, each only when it is not the default. */
+static char *canonical(const family_info *fi, long level, int exp_gain, int variant, long cut)
 {
-  char params[64] = "", at[32] = "";
-  if (fi->takes_rel && level != 1) snprintf(params, sizeof params, "(rel=%ld)", level);
-  if (fi->takes_gain && exp_gain) snprintf(params, sizeof params, "(gain=exp)");
+  char params[96] = "", at[32] = "";
+  size_t len = 0;
+  if (fi->takes_rel && level != 1) len += (size_t)snprintf(params + len, sizeof params - len, ",rel=%ld", level);
+  if (fi->takes_gain && exp_gain) len += (size_t)snprintf(params + len, sizeof params - len, ",gain=exp");
+  if (variant == V_RETRIEVED)
+    len += (size_t)snprintf(params + len, sizeof params - len, fi->f == F_NDCG ? ",ideal=retrieved" : ",denom=retrieved");
   if (cut) snprintf(at, sizeof at, "@%ld", cut);
-  return aprintf("%s%s%s", fi->name, params, at);
+  return len ? aprintf("%s(%s)%s", fi->name, params + 1, at) : aprintf("%s%s", fi->name, at);
+}
+
+/* A parameter value as written, without the quotes ir_measures' Python
+ * syntax puts around strings (nDCG(dcg='exp-log2')). */
+static int value_is(const char *v, const char *end, const char *want)
+{
+  if (end - v >= 2 && (*v == '\'' || *v == '"') && end[-1] == *v) v++, end--;
+  return (size_t)(end - v) == strlen(want) && strncasecmp(v, want, (size_t)(end - v)) == 0;
 }
 
 /* NAME[(k=v,...)][@CUTS] */
 static rs_code parse_ir(const char *arg, item_list *l, rs_error *err)
 {
   const char *p = arg;
-  while (*p && (isalnum((unsigned char)*p) || *p == '_')) p++;
-  const family_info *fi = find_family(arg, (size_t)(p - arg));
+  while (*p && (isalnum((unsigned char)*p) || *p == '_' || *p == '-')) p++;
+  int exp_gain = 0, variant = V_NONE;
+  const family_info *fi = find_family(arg, (size_t)(p - arg), &exp_gain);
   if (!fi) return rs__fail(err, RS_USAGE, "measure '%s': unknown name '%.*s' (see 'ragsweep eval --help')", arg, (int)(p - arg), arg);
   long level = 1;
-  int exp_gain = 0;
   if (*p == '(') {
     const char *close = strchr(p, ')');
     if (!close) return rs__fail(err, RS_USAGE, "measure '%s': expected ')' after the parameters", arg);
@@ -177,8 +214,27 @@ static rs_code parse_ir(const char *arg, item_list *l, rs_error *err)
         if (vlen == 3 && memcmp(eq + 1, "exp", 3) == 0) exp_gain = 1;
         else if (vlen == 6 && memcmp(eq + 1, "linear", 6) == 0) exp_gain = 0;
         else return rs__fail(err, RS_USAGE, "measure '%s': gain= expects linear or exp, found '%.*s'", arg, (int)vlen, eq + 1);
+      } else if (klen == 3 && memcmp(q, "dcg", 3) == 0) { /* ir_measures' spelling of the gain */
+        if (!fi->takes_gain) return rs__fail(err, RS_USAGE, "measure '%s': only nDCG and DCG take dcg=", arg);
+        if (value_is(eq + 1, end, "exp-log2")) exp_gain = 1;
+        else if (value_is(eq + 1, end, "log2")) exp_gain = 0;
+        else return rs__fail(err, RS_USAGE, "measure '%s': dcg= expects log2 or exp-log2 (ir_measures' names), found '%.*s'", arg, (int)(end - eq - 1), eq + 1);
+      } else if ((klen == 5 && memcmp(q, "denom", 5) == 0) || (klen == 5 && memcmp(q, "ideal", 5) == 0)) {
+        const int is_ideal = q[0] == 'i';
+        if (!fi->takes_variant || (fi->f == F_NDCG) != is_ideal)
+          return rs__fail(err, RS_USAGE, "measure '%s': %.*s= is a parameter of %s, not of %s", arg, (int)klen, q,
+                          is_ideal ? "nDCG" : "P and Judged", fi->name);
+        if (value_is(eq + 1, end, "retrieved")) variant = V_RETRIEVED;
+        else if (value_is(eq + 1, end, is_ideal ? "qrels" : "k")) variant = V_NONE;
+        else return rs__fail(err, RS_USAGE, "measure '%s': %.*s= expects %s or retrieved, found '%.*s'", arg, (int)klen, q,
+                             is_ideal ? "qrels" : "k", (int)(end - eq - 1), eq + 1);
+      } else if (klen == 11 && memcmp(q, "judged_only", 11) == 0) { /* ir_measures' parameter, at its default */
+        if (!value_is(eq + 1, end, "false") && !value_is(eq + 1, end, "0"))
+          return rs__fail(err, RS_USAGE, "measure '%s': judged_only=%.*s is not supported (only the default, False)", arg,
+                          (int)(end - eq - 1), eq + 1);
       } else {
-        return rs__fail(err, RS_USAGE, "measure '%s': unknown parameter '%.*s' (expected rel or gain)", arg, (int)klen, q);
+        return rs__fail(err, RS_USAGE, "measure '%s': unknown parameter '%.*s' (expected rel, gain, dcg%s)", arg, (int)klen, q,
+                        fi->takes_variant ? (fi->f == F_NDCG ? " or ideal" : " or denom") : "");
       }
       q = comma ? comma + 1 : close;
     }
@@ -228,10 +284,13 @@ static rs_code parse_ir(const char *arg, item_list *l, rs_error *err)
   }
   if (fi->needs_cut && !n_cuts)
     return rs__fail(err, RS_USAGE, "measure '%s': %s needs a cutoff, e.g. %s@10", arg, fi->name, fi->name);
-  if (!n_cuts) return push(l, (item){.f = fi->f, .level = level, .exp_gain = exp_gain, .name = canonical(fi, level, exp_gain, 0)}, err);
+  if (variant == V_RETRIEVED && !n_cuts)
+    return rs__fail(err, RS_USAGE, "measure '%s': the retrieved variant needs a cutoff, e.g. %s@10", arg, arg);
+  if (!n_cuts)
+    return push(l, (item){.f = fi->f, .level = level, .exp_gain = exp_gain, .name = canonical(fi, level, exp_gain, V_NONE, 0)}, err);
   for (size_t i = 0; i < n_cuts; i++) {
-    rs_code rc = push(l, (item){.f = fi->f, .level = level, .exp_gain = exp_gain, .cut = cuts[i],
-                                .name = canonical(fi, level, exp_gain, cuts[i])}, err);
+    rs_code rc = push(l, (item){.f = fi->f, .level = level, .exp_gain = exp_gain, .variant = variant, .cut = cuts[i],
+                                .name = canonical(fi, level, exp_gain, variant, cuts[i])}, err);
     if (rc) return rc;
   }
   return RS_OK;
@@ -284,29 +343,86 @@ static rs_code parse_trec(const char *arg, item_list *l, rs_error *err)
                   err);
       continue;
     }
-    const family_info *fi = find_family(families[f].name, strlen(families[f].name));
+    const family_info *fi = &families[f];
     const int cut = m->id == RS_M_P || m->id == RS_M_RECALL || m->id == RS_M_SUCCESS || m->id == RS_M_MAP_CUT ||
                     m->id == RS_M_NDCG_CUT;
     if (!cut) {
-      rc = push(l, (item){.f = f, .level = 1, .name = canonical(fi, 1, 0, 0)}, err);
+      rc = push(l, (item){.f = f, .level = 1, .name = canonical(fi, 1, 0, V_NONE, 0)}, err);
       continue;
     }
     for (size_t k = 0; k < m->n_values && !rc; k++)
-      rc = push(l, (item){.f = f, .level = 1, .cut = m->cut[k], .name = canonical(fi, 1, 0, m->cut[k])}, err);
+      rc = push(l, (item){.f = f, .level = 1, .cut = m->cut[k], .name = canonical(fi, 1, 0, V_NONE, m->cut[k])}, err);
   }
   rs_plan_free(&tmp);
   return rc;
+}
+
+/* 1 when trec_eval's parser takes arg as it stands. */
+static int is_trec_name(const char *arg)
+{
+  rs_plan tmp;
+  rs_plan_init(&tmp);
+  rs_error e = {0};
+  const int ok = rs_plan_add(&tmp, arg, &e) == RS_OK;
+  rs_plan_free(&tmp);
+  return ok;
 }
 
 static rs_code parse_name(const char *arg, item_list *l, rs_error *err)
 {
   if (strpbrk(arg, "@(")) return parse_ir(arg, l, err);
   size_t len = strcspn(arg, ".");
-  const family_info *fi = find_family(arg, len);
+  const family_info *fi = find_family_exact(arg, len);
+  int exp_gain;
   /* Bare names shared by both (P, Rprec, bpref) and ir_measures names
-   * without a cutoff (RR, AP, nDCG) read as ir_measures. */
+   * without a cutoff (RR, AP, nDCG) read as ir_measures; then trec_eval's
+   * names (map, recall: its default cutoffs); then the aliases in any case
+   * (mrr, r-precision). */
   if (fi && !arg[len] && fi != &families[F_P]) return parse_ir(arg, l, err);
+  if (!arg[len] && !is_trec_name(arg) && find_family(arg, len, &exp_gain)) return parse_ir(arg, l, err);
   return parse_trec(arg, l, err);
+}
+
+int rs__spec_trec_spelling(const char *name, char *buf, size_t len)
+{
+  /* parse_ir reads bare names too (AP, nDCG, mrr); trec_eval's own bare
+   * names never get here, as its parser took them. */
+  if (len == 0) return 0;
+  item_list l = {0};
+  rs_error e = {0};
+  int ok = parse_ir(name, &l, &e) == RS_OK && l.n > 0;
+  const item *it = ok ? &l.v[0] : NULL;
+  const char *trec = NULL;
+  if (ok && !it->exp_gain && it->variant == V_NONE) switch (it->f) {
+    case F_P: trec = "P"; break;
+    case F_R: trec = "recall"; break;
+    case F_SUCCESS: trec = "success"; break;
+    case F_AP: trec = it->cut ? "map_cut" : "map"; break;
+    case F_NDCG: trec = it->cut ? "ndcg_cut" : "ndcg"; break;
+    case F_RR: trec = "recip_rank"; break;
+    case F_RPREC: trec = "Rprec"; break;
+    case F_BPREF: trec = "bpref"; break;
+    case F_NUMRET: trec = "num_ret"; break;
+    case F_NUMREL: trec = "num_rel"; break;
+    case F_NUMRELRET: trec = "num_rel_ret"; break;
+    default: break;
+    }
+  ok = trec != NULL;
+  size_t n = 0;
+  if (ok && it->level != 1) n += (size_t)snprintf(buf + n, len - n, "-l %ld ", it->level);
+  if (ok && it->f == F_RR && it->cut && n < len) n += (size_t)snprintf(buf + n, len - n, "-M %ld ", it->cut);
+  if (ok && n < len) n += (size_t)snprintf(buf + n, len - n, "-m %s", trec);
+  const int cut = ok && it->cut && it->f != F_RR;
+  for (size_t i = 0; cut && i < l.n && n < len; i++)
+    n += (size_t)snprintf(buf + n, len - n, "%c%ld", i ? ',' : '.', l.v[i].cut);
+  ok = ok && n < len;
+  for (size_t i = 0; i < l.n; i++) {
+    free(l.v[i].name);
+    free(l.v[i].trec);
+  }
+  free(l.v);
+  rs__strdict_free(&l.names);
+  return ok;
 }
 
 /* --- planning -------------------------------------------------------------- */
@@ -428,7 +544,9 @@ rs_code rs__spec_build(const char *const *names, size_t n_names, size_t max_rank
     if (!pn) { rc = RS_NOMEM; break; }
     plan_of[i] = (size_t)(pn - needs);
     switch (it->f) {
-    case F_P: rc = need_cut(pn, 0, it->cut, err); break;
+    case F_P:
+      if (it->variant == V_NONE) rc = need_cut(pn, 0, it->cut, err);
+      break;
     case F_R: rc = need_cut(pn, 1, it->cut, err); break;
     case F_F1:
       if (!(rc = need_cut(pn, 0, it->cut, err))) rc = need_cut(pn, 1, it->cut, err);
@@ -439,7 +557,7 @@ rs_code rs__spec_build(const char *const *names, size_t n_names, size_t max_rank
       else pn->map = 1;
       break;
     case F_NDCG:
-      if (!it->exp_gain) {
+      if (!it->exp_gain && it->variant == V_NONE) {
         if (it->cut) rc = need_cut(pn, 4, it->cut, err);
         else pn->ndcg = 1;
       }
@@ -486,7 +604,10 @@ rs_code rs__spec_build(const char *const *names, size_t n_names, size_t max_rank
     rs_rag_measure rag = {.cutoff = it->cut ? it->cut : LONG_MAX, .level = it->level, .exp_gain = it->exp_gain};
     int is_rag = 0;
     switch (it->f) {
-    case F_P: r->slot = slot_of(plan, RS_M_P, it->cut); break;
+    case F_P:
+      if (it->variant == V_RETRIEVED) is_rag = 1, rag.kind = RS_RAG_P_RETRIEVED;
+      else r->slot = slot_of(plan, RS_M_P, it->cut);
+      break;
     case F_R: r->slot = slot_of(plan, RS_M_RECALL, it->cut); break;
     case F_F1:
       r->kind = RS_REQ_F1;
@@ -496,7 +617,8 @@ rs_code rs__spec_build(const char *const *names, size_t n_names, size_t max_rank
     case F_SUCCESS: r->slot = slot_of(plan, RS_M_SUCCESS, it->cut); break;
     case F_AP: r->slot = it->cut ? slot_of(plan, RS_M_MAP_CUT, it->cut) : slot_of(plan, RS_M_MAP, 0); break;
     case F_NDCG:
-      if (it->exp_gain) is_rag = 1, rag.kind = RS_RAG_NDCG;
+      if (it->variant == V_RETRIEVED) is_rag = 1, rag.kind = RS_RAG_NDCG_IDEAL_RETRIEVED;
+      else if (it->exp_gain) is_rag = 1, rag.kind = RS_RAG_NDCG;
       else r->slot = it->cut ? slot_of(plan, RS_M_NDCG_CUT, it->cut) : slot_of(plan, RS_M_NDCG, 0);
       break;
     case F_RR:
@@ -504,7 +626,7 @@ rs_code rs__spec_build(const char *const *names, size_t n_names, size_t max_rank
       else r->slot = slot_of(plan, RS_M_RECIP_RANK, 0);
       break;
     case F_DCG: is_rag = 1, rag.kind = RS_RAG_DCG; break;
-    case F_JUDGED: is_rag = 1, rag.kind = RS_RAG_JUDGED; break;
+    case F_JUDGED: is_rag = 1, rag.kind = it->variant == V_RETRIEVED ? RS_RAG_JUDGED_RETRIEVED : RS_RAG_JUDGED; break;
     case F_RPREC: r->slot = slot_of(plan, RS_M_RPREC, 0); break;
     case F_BPREF: r->slot = slot_of(plan, RS_M_BPREF, 0); break;
     case F_NUMRET: r->slot = slot_of(plan, RS_M_NUM_RET, 0), r->summary = RS_SUM_TOTAL; break;

@@ -56,6 +56,12 @@ typedef struct rs__spec {
 /* Builds a spec from names (each may expand to several values).  Unknown
  * names and bad parameters are RS_USAGE with a message that names them.
  * max_ranking sizes the discount table. */
+/* For trec_eval mode's error message: the trec_eval spelling of an
+ * ir_measures-style name (nDCG@10 -> "-m ndcg_cut.10", P(rel=2)@5 ->
+ * "-l 2 -m P.5", RR@10 -> "-M 10 -m recip_rank") written into buf, or 0
+ * when the name has no trec_eval equivalent or is not a measure name. */
+int rs__spec_trec_spelling(const char *name, char *buf, size_t len);
+
 rs_code rs__spec_build(const char *const *names, size_t n_names, size_t max_ranking, rs__spec **out, rs_error *err);
 void rs__spec_free(rs__spec *s);
 
