@@ -1,5 +1,6 @@
 /* fuzz_spec: measure names (rs__spec_build), one per input line, as -m
- * gives them: "nDCG@10", "ndcg_cut.5,10", "P@5", "AnswerPresence@3"... */
+ * gives them: "nDCG@10", "ndcg_cut.5,10", "P@5", "AnswerPresence@3"...,
+ * and the trec_eval spelling of each (rs__spec_trec_spelling). */
 #include "fuzz.h"
 #include "metrics/spec.h"
 
@@ -23,6 +24,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     abort();
   }
   rs__spec_free(spec);
+  /* trec_eval mode's hint on every name: a short buffer must stay terminated. */
+  for (size_t i = 0; i < n; i++) {
+    char hint[24];
+    if (rs__spec_trec_spelling(names[i], hint, sizeof hint) && strlen(hint) >= sizeof hint) abort();
+  }
   free(text);
   return 0;
 }
