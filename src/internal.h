@@ -17,6 +17,11 @@
 #define RS_UNLIKELY(x) (x)
 #endif
 
+/* The version, for --version, the HTTP User-Agent and the history. */
+#ifndef RAGSWEEP_VERSION
+#define RAGSWEEP_VERSION "0.1.0"
+#endif
+
 /* Read block of the streaming text readers (textio, csvio, texts).  `make
  * fuzz` builds with a tiny one, so block boundaries fall inside the fuzzed
  * lines and an input does not cost a fresh 1 MiB mapping under ASan. */

@@ -8,7 +8,8 @@ enum {
   RS_EXIT_OK = 0,
   RS_EXIT_USAGE = 1,   /* bad option, unknown measure */
   RS_EXIT_INPUT = 2,   /* unreadable or malformed input */
-  RS_EXIT_GATE = 3,    /* eval/compare/rag: a quality gate or tier (--gate, --fail-if-worse-than) failed */
+  RS_EXIT_GATE = 3,    /* eval/compare/rag: a quality gate or tier (--gate, --fail-if-worse-than) failed;
+                          history: an --alert fired */
   RS_EXIT_TOPIC = 4    /* duplicate docs, or a judged topic missing from the run */
 };
 
@@ -23,5 +24,6 @@ int rs_cli_judge(int argc, char **argv);
 int rs_cli_rag(int argc, char **argv);
 int rs_cli_cache(int argc, char **argv);
 int rs_cli_synth(int argc, char **argv);
+int rs_cli_history(int argc, char **argv);
 
 #endif

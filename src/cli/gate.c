@@ -133,11 +133,17 @@ rs_code gate_report_open(gate_report *r, const char *dir, int name_width, int ch
   return rs__csv_end_row(r->csv, err);
 }
 
+void gate_print_line(FILE *f, int pass, int check_width, const char *check, int name_width, const char *run,
+                     double value, const char *detail)
+{
+  fprintf(f, "  %s %-*s  %-*s  %.4f%s%s\n", pass ? "\xE2\x9C\x93" : "\xE2\x9C\x97", check_width, check, name_width, run,
+          value, detail ? "  " : "", detail ? detail : "");
+}
+
 rs_code gate_report_line(gate_report *r, const char *run, const char *check, const char *measure, const char *op,
                          const char *threshold, double value, int pass, rs_error *err)
 {
-  printf("  %s %-*s  %-*s  %.4f\n", pass ? "\xE2\x9C\x93" : "\xE2\x9C\x97", r->check_width, check, r->name_width, run,
-         value);
+  gate_print_line(stdout, pass, r->check_width, check, r->name_width, run, value, NULL);
   r->n_checked++;
   r->n_failed += !pass;
   const char *cols[] = {run, check, measure, op, threshold};

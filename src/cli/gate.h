@@ -8,6 +8,7 @@
 #define RAGSWEEP_CLI_GATE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "formats/csvio.h"
 #include "metrics/spec.h"
@@ -41,6 +42,11 @@ typedef struct gate_report {
   int name_width, check_width;
 } gate_report;
 
+/* One ✓/✗ line on f, "  ✓ CHECK  RUN  VALUE", then two spaces and detail
+ * when it is non-NULL (the history's alerts say why).  Gates and alerts
+ * print through it, so their lines look alike. */
+void gate_print_line(FILE *f, int pass, int check_width, const char *check, int name_width, const char *run,
+                     double value, const char *detail);
 /* Widths: of the run names and of the check texts (for aligned lines). */
 rs_code gate_report_open(gate_report *r, const char *dir, int name_width, int check_width, rs_error *err);
 /* Width of the checks of gates g (for gate_report_open). */

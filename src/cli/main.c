@@ -5,10 +5,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "internal.h"
 
-#ifndef RAGSWEEP_VERSION
-#define RAGSWEEP_VERSION "0.1.0"
-#endif
 
 static void usage(FILE *f)
 {
@@ -27,6 +25,7 @@ static void usage(FILE *f)
           "  judge CORPUS.h5 ... -o OUTDIR   LLM relevance labels (qrels) for the runs' top-k, cached\n"
           "  rag DATASET.jsonl ... -o OUTDIR generation metrics (faithfulness, answer relevancy, ...)\n"
           "  synth --docs F -n N -o EVAL.json an eval set of LLM-written questions from your documents\n"
+          "  history FILE [--alert SPEC]     trends of a --history database; degradation alerts\n"
           "  cache stats|merge CACHE ...     inspect or merge LLM reply caches\n"
           "  trec_eval [options] QRELS RUN   drop-in trec_eval 10.0 (same output, same exit codes)\n"
           "  version                         print the version\n"
@@ -82,6 +81,7 @@ int main(int argc, char **argv)
   if (strcmp(cmd, "rag") == 0) return rs_cli_rag(argc - 1, argv + 1);
   if (strcmp(cmd, "synth") == 0) return rs_cli_synth(argc - 1, argv + 1);
   if (strcmp(cmd, "cache") == 0) return rs_cli_cache(argc - 1, argv + 1);
+  if (strcmp(cmd, "history") == 0) return rs_cli_history(argc - 1, argv + 1);
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     printf("ragsweep %s\n", RAGSWEEP_VERSION);
     return RS_EXIT_OK;

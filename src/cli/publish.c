@@ -104,8 +104,10 @@ int publish_outputs(const publish_opts *o, const char *cmd, const char *out_dir,
     fprintf(out, "pushed the metrics to %s (OTLP)\n", o->otlp);
   }
   if (o->history) {
-    if ((rc = rs__history_append(o->history, &res, cmd, o->label, (double)time(NULL), &err))) goto fail;
-    fprintf(out, "appended to the history %s%s%s\n", o->history, o->label ? ", label " : "", o->label ? o->label : "");
+    int64_t id = 0;
+    if ((rc = rs__history_append(o->history, &res, cmd, o->label, (int64_t)time(NULL), &id, &err))) goto fail;
+    fprintf(out, "appended evaluation %lld to the history %s%s%s\n", (long long)id, o->history,
+            o->label ? ", label " : "", o->label ? o->label : "");
   }
   if (o->report) {
     rs__sb b = {0};

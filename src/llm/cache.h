@@ -16,8 +16,8 @@
  * Sharing: several processes may open one file and put at once (WAL plus a
  * 30 s busy timeout serialise the writers); separate shard files are
  * combined with rs__llm_cache_merge.  One rs__llm_cache is used by one
- * thread at a time.  src/llm/cache.c is the only file that includes
- * <sqlite3.h>.
+ * thread at a time.  The file is kept through src/util/db.h, the only
+ * module that includes <sqlite3.h>.
  *
  * The file: table reply(key BLOB PRIMARY KEY (32 bytes), status, body BLOB,
  * prompt_tokens, completion_tokens, latency_ms, model, created), marked by

@@ -16,10 +16,6 @@
 #include "internal.h"
 #include "llm/wire.h"
 
-#ifndef RAGSWEEP_VERSION
-#define RAGSWEEP_VERSION "0.1.0"
-#endif
-
 /* One request over its attempts. */
 typedef struct req {
   size_t tag;
