@@ -14,9 +14,10 @@
 #include <getopt.h>
 #include <stdio.h>
 
-/* getopt codes, above sweep_opts' (0x1000..) and any command's own (256..). */
+/* getopt codes, above sweep_opts' (0x1000..), llm_opts' (0x2000..) and any command's own
+ * (256..): rag takes both llm_opts and these. */
 enum {
-  PUBLISH_OPT_REPORT = 0x2000,
+  PUBLISH_OPT_REPORT = 0x3000,
   PUBLISH_OPT_METRICS_OUT,
   PUBLISH_OPT_PUSHGATEWAY,
   PUBLISH_OPT_PUSH_JOB,
