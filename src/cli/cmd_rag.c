@@ -416,8 +416,9 @@ int rs_cli_rag(int argc, char **argv)
          (unsigned long long)cs->requests, (unsigned long long)cs->sent, (unsigned long long)cs->cached,
          (unsigned long long)cs->retries, (unsigned long long)cs->prompt_tokens,
          (unsigned long long)cs->completion_tokens, cs->cost);
-  printf("  %.2f s, %.1f requests/s sent; wrote %s/per_sample.csv, aggregate.csv, calls.jsonl%s\n", cs->wall_s,
-         cs->wall_s > 0 ? (double)cs->sent / cs->wall_s : 0.0, out_dir, n_judges > 1 ? ", agreement.csv" : "");
+  printf("  %.2f s, %.1f requests/s sent; wrote %s/per_sample.csv, aggregate.csv, calls.jsonl%s%s\n", cs->wall_s,
+         cs->wall_s > 0 ? (double)cs->sent / cs->wall_s : 0.0, out_dir, n_judges > 1 ? ", agreement.csv" : "",
+         set.has_latency ? ", latency.csv, latency_hist.csv" : "");
   /* Checks: after every output is written. */
   size_t checks_failed = 0;
   if (n_gates) {

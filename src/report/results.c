@@ -404,25 +404,30 @@ rs_code rs__results_load(const char *dir, rs__results *r, rs_error *err)
   for (size_t row = 0; row < r->agg.n_rows; row++)
     if (r->run_row[rs__results_run_id(r, row)] == SIZE_MAX) r->run_row[rs__results_run_id(r, row)] = row;
   lat_reader lr = {.r = r};
-  if (r->kind == RS__RESULTS_RAG) {
-    lr.path = r->agg_path;
-    lr.names = rag_lat_col_name;
-    lr.col_run = SIZE_MAX;
+  const int rag = r->kind == RS__RESULTS_RAG;
+  if (rag) {
     rag_count_reader cr = {.r = r};
-    if ((rc = rs__csv_read(r->agg_path, lat_row, &lr, err)) || (rc = rs__csv_read(r->agg_path, rag_count_row, &cr, err)))
-      return rc;
-    return load_hist(r, 0, err);
+    if ((rc = rs__csv_read(r->agg_path, rag_count_row, &cr, err))) return rc;
+  } else if ((rc = evaluations_from_num_q(r, err))) {
+    return rc;
   }
-  if ((rc = evaluations_from_num_q(r, err))) return rc;
   if (file_exists(dir, "latency.csv")) {
+    /* eval's, or rag's in the same layout (the configuration columns
+     * first, in aggregate.csv's order) */
     char *lat_path = path_in(dir, "latency.csv");
     if (!lat_path) return rs__fail(err, RS_NOMEM, "out of memory");
     lr.path = lat_path;
     lr.names = lat_col_name;
-    lr.col_run = 0;
+    lr.col_run = rag ? SIZE_MAX : 0;
     rc = rs__csv_read(lat_path, lat_row, &lr, err);
     free(lat_path);
     if (rc) return rc;
+  } else if (rag) {
+    /* a rag folder of an older ragsweep: aggregate.csv's p50 and p99 */
+    lr.path = r->agg_path;
+    lr.names = rag_lat_col_name;
+    lr.col_run = SIZE_MAX;
+    if ((rc = rs__csv_read(r->agg_path, lat_row, &lr, err))) return rc;
   }
-  return load_hist(r, 1, err);
+  return load_hist(r, !rag, err);
 }

@@ -9,9 +9,11 @@
  *            latency_hist.csv (run,<attributes>,le_ms,count);
  *   compare  the same aggregate.csv beside compare.csv (no latency.csv);
  *   rag      aggregate.csv (<configuration>,[judge],metric,mean,n,...), whose
- *            run is the configuration's values joined by '/' and whose
- *            latency_p50_ms / latency_p99_ms columns, when present, give the
- *            run's latency.
+ *            run is the configuration's values joined by '/', and, when the
+ *            samples have latencies, latency.csv and latency_hist.csv as
+ *            eval's with the configuration columns in place of run and
+ *            attributes (a folder without latency.csv: aggregate.csv's
+ *            latency_p50_ms / latency_p99_ms columns, n unknown).
  * Every value is as written: nothing is recomputed (the one sum is rag's
  * evaluations, below). */
 #ifndef RAGSWEEP_REPORT_RESULTS_H
