@@ -127,6 +127,13 @@ static table read_table(const char *path)
   return t;
 }
 
+static void free_table(table *t)
+{
+  for (size_t i = 0; i < t->n_rows * t->n_cols; i++) free(t->cell[i]);
+  free(t->cell);
+  *t = (table){0};
+}
+
 static size_t col(const table *t, const char *name)
 {
   for (size_t i = 0; i < t->n_cols; i++)
@@ -229,6 +236,13 @@ static samples parse_prom(const char *text)
   return out;
 }
 
+static void free_samples(samples *ss)
+{
+  for (size_t i = 0; i < ss->n; i++) free(ss->s[i].labels);
+  free(ss->s);
+  *ss = (samples){0};
+}
+
 static const sample *find_sample(const samples *ss, const char *name, const char *labels)
 {
   const sample *found = NULL;
@@ -286,8 +300,10 @@ static size_t expect_measures(const samples *ss, const char *agg_path, const cha
               cell(&t, row, c_value));
     free(want);
   }
-  cr_expect_eq(count_samples(ss, "ragsweep_measure"), t.n_rows - 1, "one sample per aggregate.csv row");
-  return t.n_rows - 1;
+  const size_t n = t.n_rows - 1;
+  cr_expect_eq(count_samples(ss, "ragsweep_measure"), n, "one sample per aggregate.csv row");
+  free_table(&t);
+  return n;
 }
 
 /* Every row of eval's latency.csv is a summary: quantiles p/1000, _sum
@@ -324,6 +340,7 @@ static void expect_latency(const samples *ss, const char *lat_path, const char *
     cr_expect_eq(sum->value, num(cell(&t, row, col(&t, "mean_ms"))) * n / 1000.0);
     free(want);
   }
+  free_table(&t);
 }
 
 static void promtool_ok(const char *path)
@@ -416,6 +433,7 @@ Test(export, eval_metrics_out_is_valid_and_holds_every_value, .timeout = 120)
   cr_expect_eq(expect_measures(&ss, th_join(out, "aggregate.csv"), "eval", NULL, 0), 24);
   expect_latency(&ss, th_join(out, "latency.csv"), "eval", NULL, 0);
   cr_expect_eq(count_samples(&ss, "ragsweep_latency_seconds"), 4 * 5);
+  free_samples(&ss);
   free(text);
 }
 
@@ -430,6 +448,7 @@ Test(export, compare_and_rag_metrics_out_are_valid, .timeout = 120)
   samples ss = parse_prom(text);
   cr_expect_eq(expect_measures(&ss, th_join(cmp, "aggregate.csv"), "compare", NULL, 0), 4 * 5);
   cr_expect_eq(count_samples(&ss, "ragsweep_latency_seconds"), 0, "compare writes no latency");
+  free_samples(&ss);
   free(text);
 
   char *rprom = th_join(dir, "r.prom"), *rag = make_rag_folder(dir, "--metrics-out", rprom);
@@ -451,6 +470,7 @@ Test(export, compare_and_rag_metrics_out_are_valid, .timeout = 120)
   table t = read_table(th_join(rag, "latency.csv"));
   cr_expect_str_eq(cell(&t, 1, col(&t, "p99_ms")), "29.825");
   cr_expect_str_eq(cell(&t, 2, col(&t, "n")), "2");
+  free_table(&t);
   free(text);
 }
 
@@ -508,6 +528,7 @@ Test(export, latency_hist_that_disagrees_with_latency_csv_is_named, .timeout = 6
   for (size_t row = 1; row <= 14; row++) total += strtoull(cell(&h, row, col(&h, "count")), NULL, 10);
   cr_expect_eq(total, 200);
   cr_expect_str_eq(cell(&h, 14, col(&h, "le_ms")), "inf");
+  free_table(&h);
   rs__results res = {0};
   rs_error err = {0};
   cr_assert_eq(rs__results_load(out, &res, &err), RS_OK, "%s", err.msg);
@@ -628,6 +649,7 @@ Test(export, pushgateway_push_reads_back_exactly_and_put_replaces, .timeout = 12
   static const char *const extra[] = {"job=ragsweep", "instance=ci-3", "branch=feat/x"};
   cr_expect_eq(expect_measures(&ss, th_join(out, "aggregate.csv"), "eval", extra, 3), 4 * 6);
   expect_latency(&ss, th_join(out, "latency.csv"), "eval", extra, 3);
+  free_samples(&ss);
   free(text);
 
   /* the second push of the same group replaces the first: P@5 and AP go */
@@ -639,6 +661,7 @@ Test(export, pushgateway_push_reads_back_exactly_and_put_replaces, .timeout = 12
   ss = parse_prom(text);
   cr_expect_eq(expect_measures(&ss, th_join(out, "aggregate.csv"), "eval", extra, 3), 4 * 4);
   cr_expect(!strstr(text, "measure=\"P@5\""), "P@5 of the first push is still there");
+  free_samples(&ss);
   free(text);
 
   /* a rag folder, pushed under the same job, sits beside it (command=rag) */
@@ -798,6 +821,9 @@ Test(export, otlp_push_is_valid_and_matches_the_csvs, .timeout = 120)
     }
     cr_expect_eq(b, 14);
   }
+  free_table(&t);
+  free_table(&h);
+  free_table(&l);
   json_object_put(req);
 
   /* rag with awkward names: valid, values as written */
