@@ -43,7 +43,7 @@ enum {
   "      --pushgateway URL  push the same metrics to a Prometheus Pushgateway (PUT: replaces\n"   \
   "                         the group job=NAME,command=eval|compare|rag[,KEY=VALUE...])\n"        \
   "      --push-job NAME    the Pushgateway job (default ragsweep)\n"                                \
-  "      --push-label K=V   one more grouping label of the push (repeatable; e.g. instance=ci-3)\n" \
+  "      --push-label K=V   one more grouping label of the push (repeatable), e.g. instance=ci-3\n"  \
   "      --otlp URL         push OTLP/HTTP JSON metrics (e.g. http://127.0.0.1:4318/v1/metrics)\n"  \
   "      --history FILE     append the aggregates to a SQLite history (see 'ragsweep history')\n"  \
   "      --label TEXT       the history's label of this evaluation (a commit, a model version)\n"
