@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +29,9 @@ static void help(FILE *f)
           "usage: ragsweep eval CORPUS.h5 [RUNS.h5 ...] -o OUTDIR [options]\n"
           "\n"
           "Scores every run of the corpus and of the run files (which follow the corpus's\n"
-          "query order) and writes OUTDIR/aggregate.csv, OUTDIR/latency.csv and, with\n"
-          "--per-query, OUTDIR/per_query.csv.  Prints a leaderboard on stdout.\n"
+          "query order) and writes OUTDIR/aggregate.csv, OUTDIR/latency.csv (percentiles),\n"
+          "OUTDIR/latency_hist.csv (histogram) and, with --per-query, OUTDIR/per_query.csv.\n"
+          "Prints a leaderboard on stdout.\n"
           "aggregate.csv's last column, queries, names the query policy: ranked (default)\n"
           "or all.  A re-run replaces eval's files in OUTDIR: per_query.csv, worst.csv and\n"
           "gates.csv are removed when this run does not write them.\n"
@@ -109,6 +111,30 @@ static rs_code write_latency(rs__csv *w, const sweep_input *in, const rs__run_re
     const double ms[] = {l->mean, l->p50, l->p90, l->p95, l->p99, l->p999, l->max};
     for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) rs__csv_num(w, ms[k] * 1000.0);
     if ((rc = rs__csv_end_row(w, err))) return rc;
+  }
+  return RS_OK;
+}
+
+/* latency_hist.csv: per run, one row per bucket of the fixed histogram:
+ * le_ms (the bucket's upper bound; inf for the last) and count (the
+ * queries above the previous bound and at most le_ms).  What an
+ * explicit-bucket histogram (OTLP, Prometheus) needs and percentiles lack. */
+static rs_code write_latency_hist(rs__csv *w, const sweep_input *in, const rs__run_result *res, rs_error *err)
+{
+  rs_code rc;
+  rs__csv_str(w, "run");
+  for (size_t k = 0; k < in->n_keys; k++) rs__csv_str(w, in->keys[k]);
+  rs__csv_str(w, "le_ms");
+  rs__csv_str(w, "count");
+  if ((rc = rs__csv_end_row(w, err))) return rc;
+  for (size_t r = 0; r < in->n_runs; r++) {
+    if (!res[r].has_latency) continue;
+    for (size_t b = 0; b <= RS__LATENCY_N_BOUNDS; b++) {
+      csv_run_columns(w, in, r);
+      rs__csv_num(w, b < RS__LATENCY_N_BOUNDS ? rs__latency_bounds_ms[b] : INFINITY);
+      rs__csv_uint(w, res[r].latency.bucket[b]);
+      if ((rc = rs__csv_end_row(w, err))) return rc;
+    }
   }
   return RS_OK;
 }
@@ -268,7 +294,7 @@ int rs_cli_eval(int argc, char **argv)
   const char **run_names = NULL, **measure_names = NULL;
   rs__spec *spec = NULL;
   rs__run_result *res = NULL;
-  rs__csv *agg = NULL, *lat = NULL, *pq = NULL;
+  rs__csv *agg = NULL, *lat = NULL, *hist = NULL, *pq = NULL;
   progress_state prog = {0};
   int exit_code = RS_EXIT_INPUT;
   int made_out_dir = 0; /* -o created by this run: removed again if the run fails before writing */
@@ -343,17 +369,22 @@ int rs_cli_eval(int argc, char **argv)
   for (size_t k = 0; k < spec->n_out; k++) measure_names[k] = spec->req[k].name;
   if ((rc = rs__csv_create(out_dir, "aggregate.csv", &agg, &err)) ||
       (rc = write_aggregate(agg, &in, run_names, in.n_runs, measure_names, spec->n_out, res, 1, policy, &err)) ||
-      (rc = rs__csv_create(out_dir, "latency.csv", &lat, &err)) || (rc = write_latency(lat, &in, res, &err)))
+      (rc = rs__csv_create(out_dir, "latency.csv", &lat, &err)) || (rc = write_latency(lat, &in, res, &err)) ||
+      (rc = rs__csv_create(out_dir, "latency_hist.csv", &hist, &err)) ||
+      (rc = write_latency_hist(hist, &in, res, &err)))
     goto fail;
   /* All written: only now do the files take their final names. */
-  char agg_path[4096], lat_path[4096], pq_path[4096] = "";
+  char agg_path[4096], lat_path[4096], hist_path[4096], pq_path[4096] = "";
   snprintf(agg_path, sizeof agg_path, "%s", rs__csv_path(agg));
   snprintf(lat_path, sizeof lat_path, "%s", rs__csv_path(lat));
+  snprintf(hist_path, sizeof hist_path, "%s", rs__csv_path(hist));
   if (pq) snprintf(pq_path, sizeof pq_path, "%s", rs__csv_path(pq));
   rc = rs__csv_commit(agg, &err);
   agg = NULL;
   if (!rc) rc = rs__csv_commit(lat, &err);
   lat = NULL;
+  if (!rc) rc = rs__csv_commit(hist, &err);
+  hist = NULL;
   if (!rc && pq) rc = rs__csv_commit(pq, &err);
   pq = NULL;
   if (!rc && worst) rc = worst_commit(worst, &err);
@@ -376,7 +407,7 @@ int rs_cli_eval(int argc, char **argv)
   printf("%squeries: %s (%s)\n", top ? "\n" : "", policy,
          so.all_queries ? "every judged query; a query a run does not rank scores 0"
                         : "the judged queries each run ranks, as trec_eval");
-  printf("wrote %s\n      %s\n", agg_path, lat_path);
+  printf("wrote %s\n      %s\n      %s\n", agg_path, lat_path, hist_path);
   if (*pq_path) printf("      %s\n", pq_path);
   if (n_worst) printf("      %s/worst.csv\n", out_dir);
   exit_code = RS_EXIT_OK;
@@ -405,6 +436,7 @@ fail:
   exit_code = rc == RS_USAGE ? RS_EXIT_USAGE : RS_EXIT_INPUT;
   rs__csv_abort(agg);
   rs__csv_abort(lat);
+  rs__csv_abort(hist);
   rs__csv_abort(pq);
   worst_abort(worst);
   gate_report_abort(&gr);

@@ -31,8 +31,9 @@ static void help(FILE *f)
           "reference_context_ids; optional id, latency_ms, cost_usd.  Every other string,\n"
           "number or boolean field (model, chunking, ...) is a configuration column.  Every\n"
           "reply is cached as it arrives: a killed run resumes, a re-run sends nothing.\n"
-          "Writes OUTDIR/per_sample.csv, OUTDIR/aggregate.csv, OUTDIR/calls.jsonl and, with\n"
-          "several judges, OUTDIR/agreement.csv.  Paired tests between configurations:\n"
+          "Writes OUTDIR/per_sample.csv, OUTDIR/aggregate.csv, OUTDIR/calls.jsonl, with\n"
+          "several judges OUTDIR/agreement.csv, and when samples have latency_ms\n"
+          "OUTDIR/latency.csv and OUTDIR/latency_hist.csv.  Paired tests between configurations:\n"
           "ragsweep compare --per-query OUTDIR/per_sample.csv -o DIR\n"
           "\n"
           "what to measure:\n"
@@ -416,8 +417,9 @@ int rs_cli_rag(int argc, char **argv)
          (unsigned long long)cs->requests, (unsigned long long)cs->sent, (unsigned long long)cs->cached,
          (unsigned long long)cs->retries, (unsigned long long)cs->prompt_tokens,
          (unsigned long long)cs->completion_tokens, cs->cost);
-  printf("  %.2f s, %.1f requests/s sent; wrote %s/per_sample.csv, aggregate.csv, calls.jsonl%s\n", cs->wall_s,
-         cs->wall_s > 0 ? (double)cs->sent / cs->wall_s : 0.0, out_dir, n_judges > 1 ? ", agreement.csv" : "");
+  printf("  %.2f s, %.1f requests/s sent; wrote %s/per_sample.csv, aggregate.csv, calls.jsonl%s%s\n", cs->wall_s,
+         cs->wall_s > 0 ? (double)cs->sent / cs->wall_s : 0.0, out_dir, n_judges > 1 ? ", agreement.csv" : "",
+         set.has_latency ? ", latency.csv, latency_hist.csv" : "");
   /* Checks: after every output is written. */
   size_t checks_failed = 0;
   if (n_gates) {

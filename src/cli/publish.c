@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "internal.h"
+#include "llm/http.h"
 #include "report/history.h"
 #include "report/html.h"
 #include "report/otlp.h"
@@ -44,6 +45,14 @@ publish_result publish_opts_parse(publish_opts *o, int c, const char *arg, const
     if (!*arg || strchr(arg, '/')) return bad(cmd, "--push-job", "a job name without '/'", arg);
     o->push_job = arg;
     return PUBLISH_HANDLED;
+  case PUBLISH_OPT_PUSH_LABEL: {
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg) return bad(cmd, "--push-label", "KEY=VALUE such as instance=ci-3", arg);
+    if (o->n_push_label == PUBLISH_MAX_PUSH_LABELS)
+      return bad(cmd, "--push-label", "at most 16 grouping labels", arg);
+    o->push_label[o->n_push_label++] = arg;
+    return PUBLISH_HANDLED;
+  }
   case PUBLISH_OPT_OTLP:
     if (!is_http_url(arg))
       return bad(cmd, "--otlp", "an http:// or https:// URL such as http://127.0.0.1:4318/v1/metrics", arg);
@@ -71,6 +80,11 @@ int publish_opts_check(const publish_opts *o, const char *cmd, int report_allowe
     fprintf(stderr, "ragsweep %s: --push-job is the Pushgateway's job: give --pushgateway URL too\n", cmd);
     return -1;
   }
+  if (o->n_push_label && !o->pushgateway) {
+    fprintf(stderr, "ragsweep %s: --push-label is a grouping label of the Pushgateway: give --pushgateway URL too\n",
+            cmd);
+    return -1;
+  }
   if (o->report && !report_allowed) {
     fprintf(stderr, "ragsweep %s: --report: not on this command; run 'ragsweep report OUTDIR -o report.html'\n", cmd);
     return -1;
@@ -96,12 +110,24 @@ int publish_outputs(const publish_opts *o, const char *cmd, const char *out_dir,
     fprintf(out, "wrote %s\n", o->metrics_out);
   }
   if (o->pushgateway) {
-    if ((rc = rs__prom_push(&res, o->pushgateway, o->push_job ? o->push_job : "ragsweep", &err))) goto fail;
-    fprintf(out, "pushed the metrics to %s (job %s)\n", o->pushgateway, o->push_job ? o->push_job : "ragsweep");
+    rs__prom_label grouping[PUBLISH_MAX_PUSH_LABELS];
+    char names[PUBLISH_MAX_PUSH_LABELS][256];
+    for (size_t i = 0; i < o->n_push_label; i++) {
+      const char *eq = strchr(o->push_label[i], '=');
+      snprintf(names[i], sizeof names[i], "%.*s", (int)(eq - o->push_label[i]), o->push_label[i]);
+      grouping[i] = (rs__prom_label){names[i], eq + 1};
+    }
+    const char *job = o->push_job ? o->push_job : "ragsweep";
+    if ((rc = rs__prom_push(&res, o->pushgateway, job, grouping, o->n_push_label, &err))) goto fail;
+    char shown[512];
+    rs__http_url_redacted(o->pushgateway, shown, sizeof shown);
+    fprintf(out, "pushed the metrics to %s (job %s, command %s)\n", shown, job, cmd);
   }
   if (o->otlp) {
     if ((rc = rs__otlp_push(&res, o->otlp, &err))) goto fail;
-    fprintf(out, "pushed the metrics to %s (OTLP)\n", o->otlp);
+    char shown[512];
+    rs__http_url_redacted(o->otlp, shown, sizeof shown);
+    fprintf(out, "pushed the metrics to %s (OTLP)\n", shown);
   }
   if (o->history) {
     int64_t id = 0;

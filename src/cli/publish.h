@@ -23,31 +23,40 @@ enum {
   PUBLISH_OPT_PUSH_JOB,
   PUBLISH_OPT_OTLP,
   PUBLISH_OPT_HISTORY,
-  PUBLISH_OPT_LABEL
+  PUBLISH_OPT_LABEL,
+  PUBLISH_OPT_PUSH_LABEL
 };
 
 #define PUBLISH_OPTS_LONG                                                                                    \
   {"report", no_argument, 0, PUBLISH_OPT_REPORT}, {"metrics-out", required_argument, 0, PUBLISH_OPT_METRICS_OUT}, \
       {"pushgateway", required_argument, 0, PUBLISH_OPT_PUSHGATEWAY},                                          \
       {"push-job", required_argument, 0, PUBLISH_OPT_PUSH_JOB}, {"otlp", required_argument, 0, PUBLISH_OPT_OTLP}, \
+      {"push-label", required_argument, 0, PUBLISH_OPT_PUSH_LABEL},                                          \
       {"history", required_argument, 0, PUBLISH_OPT_HISTORY}, {"label", required_argument, 0, PUBLISH_OPT_LABEL}
 
 /* The options' help lines, for a command's --help. */
 #define PUBLISH_OPTS_HELP                                                                           \
   "      --report           also write OUTDIR/report.html (see 'ragsweep report --help')\n"        \
-  "      --metrics-out FILE Prometheus text exposition of the results, written atomically\n"       \
-  "                         (node_exporter's textfile collector)\n"                                 \
-  "      --pushgateway URL  push the same metrics to a Prometheus Pushgateway\n"                   \
+  "      --metrics-out FILE Prometheus text exposition of the results (ragsweep_measure,\n"        \
+  "                         ragsweep_latency_seconds), written atomically (node_exporter's\n"     \
+  "                         textfile collector)\n"                                                  \
+  "      --pushgateway URL  push the same metrics to a Prometheus Pushgateway (PUT: replaces\n"   \
+  "                         the group job=NAME,command=eval|compare|rag[,KEY=VALUE...])\n"        \
   "      --push-job NAME    the Pushgateway job (default ragsweep)\n"                                \
+  "      --push-label K=V   one more grouping label of the push (repeatable), e.g. instance=ci-3\n"  \
   "      --otlp URL         push OTLP/HTTP JSON metrics (e.g. http://127.0.0.1:4318/v1/metrics)\n"  \
   "      --history FILE     append the aggregates to a SQLite history (see 'ragsweep history')\n"  \
   "      --label TEXT       the history's label of this evaluation (a commit, a model version)\n"
+
+#define PUBLISH_MAX_PUSH_LABELS 16
 
 typedef struct publish_opts {
   int report;              /* --report (eval, compare) */
   const char *metrics_out; /* --metrics-out FILE, or NULL */
   const char *pushgateway; /* --pushgateway URL, or NULL */
   const char *push_job;    /* --push-job NAME, or NULL (ragsweep) */
+  const char *push_label[PUBLISH_MAX_PUSH_LABELS]; /* --push-label KEY=VALUE, in order */
+  size_t n_push_label;
   const char *otlp;        /* --otlp URL, or NULL */
   const char *history;     /* --history FILE, or NULL */
   const char *label;       /* --label TEXT, or NULL */

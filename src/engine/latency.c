@@ -4,6 +4,20 @@
 #include <math.h>
 #include <stdlib.h>
 
+const double rs__latency_bounds_ms[RS__LATENCY_N_BOUNDS] = {1,   2,    5,    10,   20,   50,  100,
+                                                            200, 500, 1000, 2000, 5000, 10000};
+
+void rs__latency_histogram(const double *x, size_t n, double to_ms, uint64_t bucket[RS__LATENCY_N_BOUNDS + 1])
+{
+  for (size_t b = 0; b <= RS__LATENCY_N_BOUNDS; b++) bucket[b] = 0;
+  for (size_t i = 0; i < n; i++) {
+    const double ms = x[i] * to_ms;
+    size_t b = 0;
+    while (b < RS__LATENCY_N_BOUNDS && !(ms <= rs__latency_bounds_ms[b])) b++;
+    bucket[b]++;
+  }
+}
+
 double rs__percentile_sorted(const double *sorted, size_t n, double p)
 {
   const double h = (double)(n - 1) * (p / 100.0);

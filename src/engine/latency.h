@@ -9,12 +9,23 @@
 #define RAGSWEEP_LATENCY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "internal.h"
+
+/* The histogram's upper bounds, in milliseconds: bucket i counts the
+ * latencies in (bound[i-1], bound[i]] (the first from 0), and a last bucket
+ * those above the last bound: RS__LATENCY_N_BOUNDS + 1 buckets.  Fixed, so
+ * histograms of different runs and days add up (as Prometheus's and
+ * OpenTelemetry's explicit-bucket histograms need); 1 ms to 10 s covers a
+ * retriever and an LLM call. */
+#define RS__LATENCY_N_BOUNDS 13
+extern const double rs__latency_bounds_ms[RS__LATENCY_N_BOUNDS];
 
 typedef struct rs__latency {
   size_t n;
   double mean, p50, p90, p95, p99, p999, max; /* seconds */
+  uint64_t bucket[RS__LATENCY_N_BOUNDS + 1];  /* counts per bucket (rs__latency_histogram) */
 } rs__latency;
 
 /* The p-th percentile (0 <= p <= 100) of sorted[0..n-1], n >= 1 (only
@@ -25,5 +36,10 @@ double rs__percentile_sorted(const double *sorted, size_t n, double p);
  * percentiles need are selected, not the whole array sorted).  Every value must be finite and >= 0:
  * otherwise RS_FORMAT naming `where` and the row. */
 rs_code rs__latency_summarize(double *x, size_t n, const char *where, rs__latency *out, rs_error *err);
+
+/* Counts x[0..n) (any order) into bucket[0..RS__LATENCY_N_BOUNDS] by
+ * x * to_ms (1000 for seconds, 1 for milliseconds) against
+ * rs__latency_bounds_ms; bucket is overwritten. */
+void rs__latency_histogram(const double *x, size_t n, double to_ms, uint64_t bucket[RS__LATENCY_N_BOUNDS + 1]);
 
 #endif

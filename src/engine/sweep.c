@@ -426,6 +426,7 @@ static void read_batch(engine *e, batch *b)
       if (!lat) b->rc = rs__fail(&b->err, RS_NOMEM, "%s: out of memory", where);
       else if (!(b->rc = rs__run_read_latency(r, lat, &b->err)))
         b->rc = rs__latency_summarize(lat, r->n_rows, where, &e->res[e->rd_run].latency, &b->err);
+      if (!b->rc) rs__latency_histogram(lat, r->n_rows, 1000.0, e->res[e->rd_run].latency.bucket);
       free(lat);
       if (b->rc) return;
       e->res[e->rd_run].has_latency = 1;

@@ -505,3 +505,159 @@ out:
   if (stats) *stats = p.st;
   return rc;
 }
+
+/* --- one blocking request ------------------------------------------------------------- */
+
+void rs__http_url_redacted(const char *url, char *out, size_t cap)
+{
+  if (!cap) return;
+  const char *scheme = strstr(url, "://");
+  const char *auth = scheme ? scheme + 3 : url;
+  const size_t auth_len = strcspn(auth, "/?#");
+  const char *at = NULL;
+  for (const char *p = auth; p < auth + auth_len; p++)
+    if (*p == '@') at = p; /* the last '@' ends the user information */
+  const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+  if (!colon) {
+    snprintf(out, cap, "%s", url);
+    return;
+  }
+  snprintf(out, cap, "%.*s:***%s", (int)(colon - url), url, at);
+}
+
+typedef struct {
+  char *buf;
+  size_t len, cap;
+  int nomem;
+} reply_buf;
+
+/* Keeps the first RS_HTTP_REQUEST_MAX_BODY bytes (enough for any message)
+ * and consumes the rest, so a long reply does not fail the request. */
+static size_t on_reply(char *data, size_t size, size_t n, void *user)
+{
+  reply_buf *b = user;
+  const size_t add = size * n;
+  size_t keep = b->len < RS_HTTP_REQUEST_MAX_BODY ? RS_HTTP_REQUEST_MAX_BODY - b->len : 0;
+  if (keep > add) keep = add;
+  if (keep && !b->nomem) {
+    if (b->len + keep + 1 > b->cap) {
+      size_t cap = b->cap ? b->cap : 1024;
+      while (cap < b->len + keep + 1) cap *= 2;
+      char *nb = realloc(b->buf, cap);
+      if (!nb) {
+        b->nomem = 1;
+        return add;
+      }
+      b->buf = nb;
+      b->cap = cap;
+    }
+    memcpy(b->buf + b->len, data, keep);
+    b->len += keep;
+    b->buf[b->len] = '\0';
+  }
+  return add;
+}
+
+/* The first non-empty line of a reply body, at most 200 bytes, with control
+ * characters as spaces: enough to say what the server objected to. */
+static void first_line(const char *body, size_t len, char *out, size_t cap)
+{
+  size_t i = 0, o = 0;
+  while (i < len && (body[i] == '\n' || body[i] == '\r' || body[i] == ' ')) i++;
+  for (; i < len && body[i] != '\n' && body[i] != '\r' && o + 1 < cap && o < 200; i++)
+    out[o++] = (unsigned char)body[i] < 0x20 ? ' ' : body[i];
+  out[o] = '\0';
+}
+
+void rs__http_reply_free(rs__http_reply *reply)
+{
+  if (!reply) return;
+  free(reply->body);
+  *reply = (rs__http_reply){0};
+}
+
+rs_code rs__http_request(const char *method, const char *url, const char *content_type, const char *body,
+                         size_t body_len, double timeout_s, rs__http_reply *reply, rs_error *err)
+{
+  char shown[512];
+  rs__http_url_redacted(url, shown, sizeof shown);
+  if (reply) *reply = (rs__http_reply){0};
+  pthread_once(&global_once, global_init);
+  if (global_rc != CURLE_OK)
+    return rs__fail(err, RS_IO, "%s %s: libcurl initialisation failed: %s", method, shown,
+                    curl_easy_strerror(global_rc));
+  if (!(timeout_s > 0)) timeout_s = 30;
+  const double connect_s = timeout_s < 10 ? timeout_s : 10;
+  rs_code rc = RS_OK;
+  reply_buf rb = {0};
+  struct curl_slist *headers = NULL, *h;
+  char ct[256];
+  CURL *easy = curl_easy_init();
+  if (!easy || !(headers = curl_slist_append(NULL, "Expect:"))) goto nomem;
+  if (content_type) {
+    snprintf(ct, sizeof ct, "Content-Type: %s", content_type);
+    if (!(h = curl_slist_append(headers, ct))) goto nomem;
+  }
+  char errbuf[CURL_ERROR_SIZE] = "";
+  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, errbuf);
+  if (curl_easy_setopt(easy, CURLOPT_URL, url) != CURLE_OK) {
+    rc = rs__fail(err, RS_USAGE, "%s %s: not a URL libcurl can use", method, shown);
+    goto done;
+  }
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(easy, CURLOPT_USERAGENT, "ragsweep/" RAGSWEEP_VERSION);
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_reply);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &rb);
+  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long)ceil(timeout_s * 1000));
+  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, (long)ceil(connect_s * 1000));
+  curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+  if (strcmp(method, "GET") == 0) curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
+  else {
+    /* POSTFIELDS sends the body; CUSTOMREQUEST names the method (PUT). */
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? body_len : 0));
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body ? body : "");
+    if (strcmp(method, "POST") != 0) curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, method);
+  }
+  const CURLcode res = curl_easy_perform(easy);
+  long status = 0;
+  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+  if (rb.nomem) goto nomem;
+  if (res != CURLE_OK) {
+    const char *what = res == CURLE_COULDNT_CONNECT        ? "connection refused (is the server running?)"
+                       : res == CURLE_OPERATION_TIMEDOUT    ? "timed out"
+                       : res == CURLE_COULDNT_RESOLVE_HOST ? "cannot resolve the host name"
+                       : res == CURLE_GOT_NOTHING          ? "empty reply (the server closed the connection)"
+                                                            : curl_easy_strerror(res);
+    /* libcurl's detail names the host and port, never the password; it is
+     * left out if it ever held the URL's user information. */
+    const int detail = *errbuf && !strchr(errbuf, '@');
+    if (res == CURLE_OPERATION_TIMEDOUT)
+      rc = rs__fail(err, RS_IO, "%s %s: timed out after %g s", method, shown, timeout_s);
+    else
+      rc = rs__fail(err, RS_IO, "%s %s: %s%s%s%s", method, shown, what, detail ? " (" : "", detail ? errbuf : "",
+                    detail ? ")" : "");
+    goto done;
+  }
+  if (status < 200 || status >= 300) {
+    char line[256];
+    first_line(rb.buf ? rb.buf : "", rb.len, line, sizeof line);
+    rc = rs__fail(err, RS_IO, "%s %s: HTTP %ld%s%s", method, shown, status, *line ? ": " : " (empty reply body)",
+                  line);
+  }
+  if (reply) {
+    reply->status = status;
+    reply->body = rb.buf ? rb.buf : strdup("");
+    reply->body_len = rb.len;
+    rb.buf = NULL;
+    if (!reply->body) goto nomem;
+  }
+  goto done;
+nomem:
+  rc = rs__fail(err, RS_NOMEM, "%s %s: out of memory", method, shown);
+done:
+  free(rb.buf);
+  curl_slist_free_all(headers);
+  if (easy) curl_easy_cleanup(easy);
+  return rc;
+}

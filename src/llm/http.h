@@ -1,4 +1,5 @@
-/* http.h: the OpenAI-compatible transport (internal).
+/* http.h: the OpenAI-compatible transport, and one blocking request for
+ * the monitoring exports (internal).
  *
  * One libcurl multi handle drives up to cfg->concurrency transfers from the
  * caller's thread; requests come from a next() callback and finish through a
@@ -98,5 +99,38 @@ typedef struct rs__http_stats {
  * interfere (libcurl's global init runs once, under pthread_once). */
 rs_code rs__http_run(const rs__http_cfg *cfg, rs__http_next_fn next, rs__http_done_fn done, void *ctx,
                      rs__http_stats *stats, rs_error *err);
+
+/* --- one blocking request -------------------------------------------------------
+ *
+ * For the monitoring exports (a Pushgateway PUT, an OTLP POST): one request,
+ * no retry (a monitoring push that fails is reported, and the next run
+ * pushes again), no redirect followed.  A user:password in the URL is sent as
+ * HTTP basic authentication by libcurl and never appears in a message. */
+
+/* The reply of rs__http_request: status and body (malloc'd, NUL-terminated,
+ * at most RS_HTTP_REQUEST_MAX_BODY bytes kept; "" when there was none). */
+typedef struct rs__http_reply {
+  long status;
+  char *body;
+  size_t body_len;
+} rs__http_reply;
+
+#define RS_HTTP_REQUEST_MAX_BODY ((size_t)64 << 10)
+
+/* Sends `method` (PUT, POST, GET) to url with body[0..body_len) (NULL: no
+ * body) as content_type (NULL: none) and waits at most timeout_s (0: 30 s)
+ * for the whole exchange.  RS_OK for a 2xx reply; RS_IO otherwise, the
+ * message naming the method, the URL (password masked), and either what
+ * failed ("connection refused", "timed out after 30 s") or the HTTP status
+ * and the first line of the reply body.  *reply (may be NULL) is filled in
+ * both cases when there was a reply; free it with rs__http_reply_free.
+ * RS_USAGE for a URL libcurl cannot use, RS_NOMEM. */
+rs_code rs__http_request(const char *method, const char *url, const char *content_type, const char *body,
+                         size_t body_len, double timeout_s, rs__http_reply *reply, rs_error *err);
+void rs__http_reply_free(rs__http_reply *reply);
+
+/* url with the password of its user:password@ part replaced by "***", into
+ * out[0..cap) (truncated if longer): the form every message shows. */
+void rs__http_url_redacted(const char *url, char *out, size_t cap);
 
 #endif

@@ -1055,6 +1055,47 @@ static rs_code write_aggregate(const rs__rag *r, rs__csv *w, rs_error *err)
   return rc;
 }
 
+/* latency.csv and latency_hist.csv in eval's layout, with the configuration
+ * columns in place of run and attributes: a row (a bucket row) per
+ * configuration with latencies.  Percentiles are numpy's linear ones, as
+ * aggregate.csv's latency_p50_ms and latency_p99_ms (the same bits); the
+ * histogram's buckets are eval's (engine/latency.h). */
+static rs_code write_latency(const rs__rag *r, rs__csv *lat, rs__csv *hist, rs_error *err)
+{
+  static const char *const cols[] = {"n", "mean_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms"};
+  const rs__rag_set *set = r->set;
+  for (size_t c = 0; c < set->n_columns; c++) rs__csv_str(lat, set->columns[c]), rs__csv_str(hist, set->columns[c]);
+  for (size_t k = 0; k < sizeof cols / sizeof *cols; k++) rs__csv_str(lat, cols[k]);
+  rs__csv_str(hist, "le_ms"), rs__csv_str(hist, "count");
+  rs_code rc = rs__csv_end_row(lat, err);
+  if (!rc) rc = rs__csv_end_row(hist, err);
+  double *x = rs__malloc(rs__mul(set->n + 1, sizeof *x));
+  if (!x) return rs__fail(err, RS_NOMEM, "out of memory");
+  for (size_t k = 0; k < set->n_configs && !rc; k++) {
+    size_t n = 0;
+    for (size_t i = 0; i < set->n; i++)
+      if (set->s[i].config == k && !isnan(set->s[i].latency_ms)) x[n++] = set->s[i].latency_ms;
+    if (n == 0) continue;
+    rs__latency l;
+    uint64_t bucket[RS__LATENCY_N_BOUNDS + 1];
+    rs__latency_histogram(x, n, 1.0, bucket);
+    if ((rc = rs__latency_summarize(x, n, "latency_ms", &l, err))) break;
+    config_cells(r, lat, k);
+    rs__csv_uint(lat, l.n);
+    const double ms[] = {l.mean, l.p50, l.p90, l.p95, l.p99, l.p999, l.max};
+    for (size_t c = 0; c < sizeof ms / sizeof *ms; c++) rs__csv_num(lat, ms[c]);
+    rc = rs__csv_end_row(lat, err);
+    for (size_t b = 0; b <= RS__LATENCY_N_BOUNDS && !rc; b++) {
+      config_cells(r, hist, k);
+      rs__csv_num(hist, b < RS__LATENCY_N_BOUNDS ? rs__latency_bounds_ms[b] : INFINITY);
+      rs__csv_uint(hist, bucket[b]);
+      rc = rs__csv_end_row(hist, err);
+    }
+  }
+  free(x);
+  return rc;
+}
+
 static void json_key(rs__sb *b, const char *k)
 {
   rs__sb_str(b, ",\"");
@@ -1190,7 +1231,7 @@ static rs_code write_agreement(const rs__rag *r, rs__csv *w, rs_error *err)
 
 rs_code rs__rag_write(rs__rag *r, const char *dir, rs_error *err)
 {
-  rs__csv *ps = NULL, *agg = NULL, *calls = NULL, *agree = NULL;
+  rs__csv *ps = NULL, *agg = NULL, *calls = NULL, *agree = NULL, *lat = NULL, *hist = NULL;
   rs_code rc = rs__csv_create(dir, "per_sample.csv", &ps, err);
   if (!rc) rc = write_per_sample(r, ps, err);
   if (!rc) rc = rs__csv_create(dir, "aggregate.csv", &agg, err);
@@ -1201,14 +1242,25 @@ rs_code rs__rag_write(rs__rag *r, const char *dir, rs_error *err)
     rc = rs__csv_create(dir, "agreement.csv", &agree, err);
     if (!rc) rc = write_agreement(r, agree, err);
   }
-  const int agreement_written = agree != NULL;
+  if (!rc && r->set->has_latency) {
+    rc = rs__csv_create(dir, "latency.csv", &lat, err);
+    if (!rc) rc = rs__csv_create(dir, "latency_hist.csv", &hist, err);
+    if (!rc) rc = write_latency(r, lat, hist, err);
+  }
+  const int agreement_written = agree != NULL, latency_written = lat != NULL;
   if (!rc) rc = rs__csv_commit(ps, err), ps = NULL;
   if (!rc) rc = rs__csv_commit(agg, err), agg = NULL;
   if (!rc) rc = rs__csv_commit(calls, err), calls = NULL;
   if (!rc && agree) rc = rs__csv_commit(agree, err), agree = NULL;
-  if (!rc && !agreement_written) {
+  if (!rc && lat) rc = rs__csv_commit(lat, err), lat = NULL;
+  if (!rc && hist) rc = rs__csv_commit(hist, err), hist = NULL;
+  /* A re-run's outputs replace the last run's whole set. */
+  const char *const stale[] = {agreement_written ? NULL : "agreement.csv", latency_written ? NULL : "latency.csv",
+                               latency_written ? NULL : "latency_hist.csv"};
+  for (size_t i = 0; !rc && i < sizeof stale / sizeof *stale; i++) {
+    if (!stale[i]) continue;
     char path[4200];
-    snprintf(path, sizeof path, "%s/agreement.csv", dir);
+    snprintf(path, sizeof path, "%s/%s", dir, stale[i]);
     unlink(path);
   }
   if (rc) {
@@ -1216,6 +1268,8 @@ rs_code rs__rag_write(rs__rag *r, const char *dir, rs_error *err)
     rs__csv_abort(agg);
     rs__csv_abort(calls);
     rs__csv_abort(agree);
+    rs__csv_abort(lat);
+    rs__csv_abort(hist);
   }
   return rc;
 }

@@ -105,9 +105,11 @@ rs__rag_agg rs__rag_aggregate(const rs__rag *r, size_t config, size_t metric, si
 /* The value of sample s: NaN unless it is a number. */
 double rs__rag_value(const rs__rag *r, size_t sample, size_t metric, size_t judge);
 
-/* per_sample.csv, aggregate.csv, calls.jsonl and, with two judges or
- * more, agreement.csv, each under a temporary name until all are complete
- * (a stale agreement.csv of an earlier run is removed). */
+/* per_sample.csv, aggregate.csv, calls.jsonl, with two judges or more
+ * agreement.csv, and when samples have latency_ms latency.csv and
+ * latency_hist.csv (eval's layouts, the configuration columns in place of
+ * run and attributes), each under a temporary name until all are complete
+ * (stale ones of an earlier run are removed). */
 rs_code rs__rag_write(rs__rag *r, const char *dir, rs_error *err);
 void rs__rag_free(rs__rag *r);
 

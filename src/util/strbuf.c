@@ -107,12 +107,10 @@ void rs__sb_list(rs__sb *b, char *const *items, size_t n, size_t limit)
   if (i < n) rs__sb_printf(b, ", ... (%zu more)", n - i);
 }
 
-/* The length of the valid UTF-8 sequence at s[0..n), or 0 when it is not
- * valid; then *bad is the length of its maximal invalid subpart (>= 1).
- * The ranges of the second byte are those of Unicode's Table 3-7: they rule
+/* The ranges of the second byte are those of Unicode's Table 3-7: they rule
  * out overlong forms (E0 80..9F, F0 80..8F), surrogates (ED A0..BF) and
  * code points past U+10FFFF (F4 90..BF). */
-static size_t utf8_valid(const unsigned char *s, size_t n, size_t *bad)
+size_t rs__utf8_seq_len(const unsigned char *s, size_t n, size_t *bad)
 {
   const unsigned c = s[0];
   size_t len;
@@ -162,7 +160,7 @@ void rs__sb_json_str(rs__sb *b, const char *s, size_t n)
     else if (c < 0x20) {
       snprintf(hex, sizeof hex, "\\u%04x", c);
       esc = hex;
-    } else if (c >= 0x80 && !(len = utf8_valid(u + i, n - i, &bad))) {
+    } else if (c >= 0x80 && !(len = rs__utf8_seq_len(u + i, n - i, &bad))) {
       esc = "\xEF\xBF\xBD"; /* U+FFFD REPLACEMENT CHARACTER */
       len = bad;
     }

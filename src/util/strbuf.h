@@ -46,6 +46,11 @@ void rs__sb_list(rs__sb *b, char *const *items, size_t n, size_t limit);
  * subpart (Unicode's recommended practice), so the output is always valid
  * JSON and valid UTF-8. */
 void rs__sb_json_str(rs__sb *b, const char *s, size_t n);
+/* The length of the valid UTF-8 sequence at s[0..n) (n >= 1), or 0 when
+ * it is not valid; then *bad is the length of its maximal invalid subpart
+ * (>= 1), which the escapers replace by one U+FFFD. */
+size_t rs__utf8_seq_len(const unsigned char *s, size_t n, size_t *bad);
+
 /* Appends v as a JSON number, the shortest text that reads back as v
  * (rs__format_double); NaN and infinities, which JSON lacks, as null. */
 void rs__sb_json_num(rs__sb *b, double v);
