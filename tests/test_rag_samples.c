@@ -398,6 +398,9 @@ Test(rag_samples, configuration_field_named_like_an_output_column)
                "bad.jsonl:2: a configuration field named \"metric\"", "rename the field");
   expect_error("{\"n\": 3}\n", RS_FORMAT, "bad.jsonl:1: a configuration field named \"n\"", NULL);
   expect_error("{\"cost_usd_sum\": 3}\n", RS_FORMAT, "a configuration field named \"cost_usd_sum\"", NULL);
+  /* columns of latency.csv and latency_hist.csv, and aggregate.csv's undefined */
+  expect_error("{\"le_ms\": 3}\n", RS_FORMAT, "a configuration field named \"le_ms\"", NULL);
+  expect_error("{\"undefined\": 3}\n", RS_FORMAT, "a configuration field named \"undefined\"", NULL);
   /* A null or an array under such a name is no configuration field. */
   char *path = write_file(th_fresh_dir(), "ok.jsonl", "{\"metric\": null, \"value\": [1]}\n");
   rs__rag_set set;

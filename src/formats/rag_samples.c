@@ -32,8 +32,10 @@
 
 /* Names of rag's output columns: a configuration column of the same name
  * would make a CSV with two columns of one name. */
-static const char *const reserved[] = {"sample", "metric", "judge", "value", "reason", "mean", "n", "failures",
-                                       "latency_p50_ms", "latency_p99_ms", "cost_usd_sum"};
+static const char *const reserved[] = {
+    "sample", "metric", "judge", "value", "reason", "mean", "n", "failures", "undefined", "latency_p50_ms",
+    "latency_p99_ms", "cost_usd_sum", /* latency.csv, latency_hist.csv: */ "mean_ms", "p50_ms", "p90_ms", "p95_ms",
+    "p99_ms", "p999_ms", "max_ms", "le_ms", "count"};
 /* Scalar fields ragas writes that describe one sample, not a configuration
  * (its test-set generator's synthesizer, persona and query style): as
  * configuration columns they would make every sample a configuration of its
