@@ -954,8 +954,10 @@ int rs_cli_compare(int argc, char **argv)
     if (gr.n_failed) exit_code = RS_EXIT_GATE;
   }
   {
-    const int pub_status = publish_outputs(&po, "compare", out_dir, stdout);
-    if (pub_status != RS_EXIT_OK) exit_code = pub_status;
+    const publish_run pr = {.cmd = "compare", .out_dir = out_dir, .argc = argc, .argv = argv, .inputs = argv + optind,
+                            .n_inputs = (size_t)(argc - optind), .extra_input = pq_path ? pq_path : so.qrels_path,
+                            .exit_status = exit_code};
+    exit_code = publish_outputs(&po, &pr, stdout);
   }
   goto done;
 

@@ -426,8 +426,10 @@ int rs_cli_eval(int argc, char **argv)
   {
     /* The morning-after outputs read the folder just written; their
      * failure (a push refused) is an input/output error, not a gate. */
-    const int pub_status = publish_outputs(&po, "eval", out_dir, stdout);
-    if (pub_status != RS_EXIT_OK) exit_code = pub_status;
+    const publish_run pr = {.cmd = "eval", .out_dir = out_dir, .argc = argc, .argv = argv, .inputs = argv + optind,
+                            .n_inputs = (size_t)(argc - optind), .extra_input = so.qrels_path,
+                            .exit_status = exit_code};
+    exit_code = publish_outputs(&po, &pr, stdout);
   }
   goto done;
 

@@ -481,8 +481,12 @@ int rs_cli_rag(int argc, char **argv)
   }
   /* Only a complete evaluation is published: a stopped one's means would
    * read as a quality change on a dashboard. */
-  if (status == RS_EXIT_OK) status = publish_outputs(&po, "rag", out_dir, stdout);
   if (status == RS_EXIT_OK && checks_failed) status = RS_EXIT_GATE;
+  if (status == RS_EXIT_OK || status == RS_EXIT_GATE) {
+    const publish_run pr = {.cmd = "rag", .out_dir = out_dir, .argc = argc, .argv = argv, .inputs = pos,
+                            .n_inputs = n_pos, .exit_status = status};
+    status = publish_outputs(&po, &pr, stdout);
+  }
 done:
   rs__rag_free(r);
   rs__rag_set_free(&set);

@@ -24,7 +24,8 @@ enum {
   PUBLISH_OPT_OTLP,
   PUBLISH_OPT_HISTORY,
   PUBLISH_OPT_LABEL,
-  PUBLISH_OPT_PUSH_LABEL
+  PUBLISH_OPT_PUSH_LABEL,
+  PUBLISH_OPT_JSON
 };
 
 #define PUBLISH_OPTS_LONG                                                                                    \
@@ -32,7 +33,8 @@ enum {
       {"pushgateway", required_argument, 0, PUBLISH_OPT_PUSHGATEWAY},                                          \
       {"push-job", required_argument, 0, PUBLISH_OPT_PUSH_JOB}, {"otlp", required_argument, 0, PUBLISH_OPT_OTLP}, \
       {"push-label", required_argument, 0, PUBLISH_OPT_PUSH_LABEL},                                          \
-      {"history", required_argument, 0, PUBLISH_OPT_HISTORY}, {"label", required_argument, 0, PUBLISH_OPT_LABEL}
+      {"history", required_argument, 0, PUBLISH_OPT_HISTORY}, {"label", required_argument, 0, PUBLISH_OPT_LABEL}, \
+      {"json", required_argument, 0, PUBLISH_OPT_JSON}
 
 /* The options' help lines, for a command's --help. */
 #define PUBLISH_OPTS_HELP                                                                           \
@@ -46,7 +48,9 @@ enum {
   "      --push-label K=V   one more grouping label of the push (repeatable), e.g. instance=ci-3\n"  \
   "      --otlp URL         push OTLP/HTTP JSON metrics (e.g. http://127.0.0.1:4318/v1/metrics)\n"  \
   "      --history FILE     append the aggregates to a SQLite history (see 'ragsweep history')\n"  \
-  "      --label TEXT       the history's label of this evaluation (a commit, a model version)\n"
+  "      --label TEXT       the history's label of this evaluation (a commit, a model version)\n"  \
+  "      --json FILE        one JSON document for CI: time, inputs, every configuration's\n"      \
+  "                         aggregates, the gates with pass/fail, the overall status\n"
 
 #define PUBLISH_MAX_PUSH_LABELS 16
 
@@ -60,7 +64,20 @@ typedef struct publish_opts {
   const char *otlp;        /* --otlp URL, or NULL */
   const char *history;     /* --history FILE, or NULL */
   const char *label;       /* --label TEXT, or NULL */
+  const char *json;        /* --json FILE, or NULL */
 } publish_opts;
+
+/* The evaluation whose outputs are published. */
+typedef struct publish_run {
+  const char *cmd;            /* eval, compare, rag */
+  const char *out_dir;
+  int argc;                   /* the command's own argv (argv[0] is the command name) */
+  char **argv;
+  char **inputs;              /* the input files named on the command line */
+  size_t n_inputs;
+  const char *extra_input;    /* one more (--qrels FILE, --per-query FILE), or NULL */
+  int exit_status;            /* RS_EXIT_OK, or RS_EXIT_GATE when a check failed */
+} publish_run;
 
 typedef enum { PUBLISH_HANDLED, PUBLISH_NOT_MINE, PUBLISH_BAD } publish_result;
 
@@ -73,10 +90,12 @@ int publish_opts_check(const publish_opts *o, const char *cmd, int report_allowe
 /* 1 when any output is asked for. */
 int publish_any(const publish_opts *o);
 
-/* Does what *o asks with the outputs of `cmd` in out_dir, printing a
- * "wrote ..." or "pushed ..." line for each on `out`.  Returns an exit
- * status: RS_EXIT_OK, or RS_EXIT_INPUT after a message on stderr (the
- * command's own files stay written). */
-int publish_outputs(const publish_opts *o, const char *cmd, const char *out_dir, FILE *out);
+/* Does what *o asks with the outputs of run->cmd in run->out_dir, printing
+ * a "wrote ..." or "pushed ..." line for each on `out`.  Every output is
+ * attempted even when one fails (a refused push does not cost the history
+ * entry or the report).  Returns the command's exit status: run->exit_status,
+ * or RS_EXIT_INPUT when an output failed, after a message on stderr per
+ * failure (the command's own files stay written). */
+int publish_outputs(const publish_opts *o, const publish_run *run, FILE *out);
 
 #endif

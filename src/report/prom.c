@@ -275,50 +275,12 @@ rs_code rs__prom_text(const rs__results *r, const rs__prom_label *reserved, size
 rs_code rs__prom_write_file(const rs__results *r, const char *path, rs_error *err)
 {
   const char *slash = strrchr(path, '/');
-  const char *base = slash ? slash + 1 : path;
-  if (!*base) return rs__fail(err, RS_USAGE, "%s: expected a file name (such as ragsweep.prom), found a folder", path);
-  rs__sb text = {0}, tmp_b = {0}, dir_b = {0};
+  if (!*(slash ? slash + 1 : path))
+    return rs__fail(err, RS_USAGE, "%s: expected a file name (such as ragsweep.prom), found a folder", path);
+  rs__sb text = {0};
   rs_code rc = rs__prom_text(r, NULL, 0, &text, err);
-  if (rc) {
-    rs__sb_free(&text);
-    return rc;
-  }
-  if (slash) rs__sb_add(&dir_b, path, slash == path ? 1 : (size_t)(slash - path));
-  else rs__sb_str(&dir_b, ".");
-  rs__sb_printf(&tmp_b, "%s/.%s.tmp.%ld", rs__sb_view(&dir_b), base, (long)getpid());
-  char *dir = rs__sb_take(&dir_b), *tmp = rs__sb_take(&tmp_b);
-  const size_t len = text.n;
-  char *body = rs__sb_take(&text);
-  if (!dir || !tmp || !body) {
-    rc = rs__fail(err, RS_NOMEM, "out of memory");
-    goto done;
-  }
-  /* Only this file's leftovers: the folder may be node_exporter's, shared
-   * with other writers. */
-  rs__tmp_sweep_stale_of(dir, base);
-  const int h = rs__tmp_register(tmp);
-  FILE *f = fopen(tmp, "w");
-  if (!f) {
-    rc = rs__fail(err, RS_IO, "%s: cannot create the temporary file %s: %s (is the folder there and writable?)", path,
-                  tmp, strerror(errno));
-    rs__tmp_forget(h);
-    goto done;
-  }
-  const int wrote = fwrite(body, 1, len, f) == len;
-  const int saved = errno;
-  if (fclose(f) != 0 || !wrote) {
-    rc = rs__fail(err, RS_IO, "%s: cannot write the temporary file %s: %s", path, tmp,
-                  strerror(wrote ? errno : saved));
-    unlink(tmp);
-  } else if (rename(tmp, path) != 0) {
-    rc = rs__fail(err, RS_IO, "%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
-    unlink(tmp);
-  }
-  rs__tmp_forget(h);
-done:
-  free(dir);
-  free(tmp);
-  free(body);
+  if (!rc) rc = text.failed ? rs__fail(err, RS_NOMEM, "out of memory") : rs__write_file_atomic(path, text.s ? text.s : "", text.n, "ragsweep.prom", err);
+  rs__sb_free(&text);
   return rc;
 }
 

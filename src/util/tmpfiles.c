@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -121,3 +122,46 @@ static size_t sweep(const char *dir, const char *name)
 size_t rs__tmp_sweep_stale(const char *dir) { return sweep(dir, NULL); }
 
 size_t rs__tmp_sweep_stale_of(const char *dir, const char *name) { return sweep(dir, name); }
+
+rs_code rs__write_file_atomic(const char *path, const char *data, size_t len, const char *what, rs_error *err)
+{
+  const char *slash = strrchr(path, '/');
+  const char *base = slash ? slash + 1 : path;
+  if (!*base) return rs__fail(err, RS_USAGE, "%s: expected a file name (such as %s), found a folder", path, what);
+  const size_t dir_len = slash ? (slash == path ? 1 : (size_t)(slash - path)) : 1;
+  const char *dir_src = slash ? path : ".";
+  char *dir = malloc(dir_len + 1), *tmp = malloc(dir_len + strlen(base) + 40);
+  rs_code rc = RS_OK;
+  if (!dir || !tmp) {
+    rc = rs__fail(err, RS_NOMEM, "out of memory");
+    goto done;
+  }
+  memcpy(dir, dir_src, dir_len);
+  dir[dir_len] = '\0';
+  sprintf(tmp, "%s/.%s.tmp.%ld", dir, base, (long)getpid());
+  /* Only this file's leftovers: the folder may be shared (node_exporter's
+   * textfile directory, a CI workspace). */
+  rs__tmp_sweep_stale_of(dir, base);
+  const int h = rs__tmp_register(tmp);
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    rc = rs__fail(err, RS_IO, "%s: cannot create the temporary file %s: %s (is the folder there and writable?)", path,
+                  tmp, strerror(errno));
+    rs__tmp_forget(h);
+    goto done;
+  }
+  const int wrote = fwrite(data, 1, len, f) == len;
+  const int saved = errno;
+  if (fclose(f) != 0 || !wrote) {
+    rc = rs__fail(err, RS_IO, "%s: cannot write the temporary file %s: %s", path, tmp, strerror(wrote ? errno : saved));
+    unlink(tmp);
+  } else if (rename(tmp, path) != 0) {
+    rc = rs__fail(err, RS_IO, "%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
+    unlink(tmp);
+  }
+  rs__tmp_forget(h);
+done:
+  free(dir);
+  free(tmp);
+  return rc;
+}

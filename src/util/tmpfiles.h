@@ -30,4 +30,11 @@ size_t rs__tmp_sweep_stale(const char *dir);
  * corpus beside other files), where a stranger's ".x.tmp.12" is left alone. */
 size_t rs__tmp_sweep_stale_of(const char *dir, const char *name);
 
+/* Writes data[0..len) to path through ".NAME.tmp.PID" in the same folder
+ * (registered meanwhile; the file's own stale temporaries swept first) and
+ * renames it into place, so a reader never sees half a file.  RS_USAGE
+ * when path names a folder ("what" names the file's kind in the message:
+ * "ragsweep.prom", "report.html"), RS_IO naming path and the cause. */
+rs_code rs__write_file_atomic(const char *path, const char *data, size_t len, const char *what, rs_error *err);
+
 #endif
