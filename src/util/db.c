@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 /* How long a writer waits for another's write lock before giving up: a
  * history append or a cache put holds it for milliseconds, a cache merge
@@ -83,6 +84,27 @@ int64_t rs__db_last_id(const rs__db *d) { return (int64_t)sqlite3_last_insert_ro
 
 /* --- opening ----------------------------------------------------------------------- */
 
+/* Puts the file in WAL mode (a no-op when it is already).  The change needs
+ * the file to itself, and SQLite answers SQLITE_BUSY at once, without the
+ * busy handler, while another process holds a lock (two nightly jobs
+ * creating the same history): retried here for as long as the busy timeout. */
+static rs_code set_wal(rs__db *d, rs_error *err)
+{
+  for (int waited_ms = 0;; waited_ms += 20) {
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(d->db, "PRAGMA journal_mode=WAL", -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    const int wal = rc == SQLITE_ROW && sqlite3_column_text(st, 0) &&
+                    strcmp((const char *)sqlite3_column_text(st, 0), "wal") == 0;
+    sqlite3_finalize(st);
+    if (wal) return RS_OK;
+    const int busy = (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED || rc == SQLITE_ROW;
+    if (!busy || waited_ms >= BUSY_TIMEOUT_MS) return db_fail(d, err, "cannot switch to the WAL journal");
+    struct timespec pause = {0, 20 * 1000000L};
+    nanosleep(&pause, NULL);
+  }
+}
+
 /* Creates the schema in a fresh file, or checks the marks of an existing
  * one.  BEGIN IMMEDIATE takes the write lock first, so of two processes
  * creating the same file at once one creates and the other then sees a
@@ -99,8 +121,7 @@ static rs_code init_or_check(rs__db *d, rs_error *err)
   if (app == 0 && ver == 0 && n_tables == 0) {
     /* Fresh: WAL first (it cannot change inside a transaction), then the
      * schema and the marks in one transaction. */
-    if ((rc = rs__db_exec(d, "PRAGMA journal_mode=WAL", "cannot switch to the WAL journal", err)) ||
-        (rc = rs__db_begin(d, "cannot lock the new file", err)))
+    if ((rc = set_wal(d, err)) || (rc = rs__db_begin(d, "cannot lock the new file", err)))
       return rc;
     if ((rc = rs__db_query_int(d, "PRAGMA application_id", &app, err)) ||
         (rc = rs__db_query_int(d, "PRAGMA user_version", &ver, err)) ||
@@ -132,7 +153,7 @@ static rs_code init_or_check(rs__db *d, rs_error *err)
                     k->noun, (long long)ver, k->version);
   /* Checked before: a foreign SQLite file is never switched to WAL.  A
    * no-op on our files, which are made in WAL mode. */
-  return rs__db_exec(d, "PRAGMA journal_mode=WAL", "cannot switch to the WAL journal", err);
+  return set_wal(d, err);
 }
 
 /* The folder part of path exists (for a clearer message than SQLite's
