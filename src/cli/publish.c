@@ -117,7 +117,7 @@ int publish_outputs(const publish_opts *o, const char *cmd, const char *out_dir,
       goto fail;
     }
     const char *dirs[] = {out_dir};
-    rc = rs__report_write(dirs, 1, NULL, path, &err);
+    rc = rs__report_write(dirs, 1, NULL, path, &err); /* defaults: lead and baseline from the folder */
     if (!rc) fprintf(out, "wrote %s\n", path);
     free(path);
     if (rc) goto fail;
