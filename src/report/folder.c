@@ -163,9 +163,8 @@ const char *rs__folder_text(const rs__folder *f, const char *query)
 
 size_t rs__folder_entry(const rs__folder *f, const char *name)
 {
-  for (size_t e = 0; e < f->n_entries; e++)
-    if (strcmp(f->entry[e].name, name) == 0) return e;
-  return SIZE_MAX;
+  const long e = rs__strdict_find(&f->entry_ids, name);
+  return e < 0 ? SIZE_MAX : (size_t)e;
 }
 
 double rs__t_quantile2(double p2, double df)
@@ -198,6 +197,7 @@ void rs__folder_free(rs__folder *f)
   free(f->value);
   free(f->num_q);
   rs__strdict_free(&f->fam);
+  rs__strdict_free(&f->entry_ids);
   free(f->curve);
   free(f->pr);
   free(f->cdf);
@@ -254,15 +254,18 @@ static rs_code load_entries(rs__folder *f, rs_error *err)
     return rs__fail(err, RS_NOMEM, "out of memory");
   for (size_t m = 0; m < t->val[mkey].n; m++)
     if (!is_count(t->val[mkey].str[m])) f->meas[f->n_meas++] = m;
+  rs__sb key = {0};
   for (size_t row = 0; row < t->n_rows && !rc; row++) {
     /* An entry is the row's keys but the measure, as ids (unambiguous). */
-    char key[512];
-    size_t len = 0;
-    for (size_t k = 0; k < mkey && len + 16 < sizeof key; k++)
-      len += (size_t)snprintf(key + len, sizeof key - len, "%u,", t->id[row * t->n_keys + k]);
+    rs__sb_free(&key);
+    for (size_t k = 0; k < mkey; k++) rs__sb_printf(&key, "%u,", t->id[row * t->n_keys + k]);
+    if (key.failed) {
+      rc = rs__fail(err, RS_NOMEM, "out of memory");
+      break;
+    }
     uint32_t id;
     const size_t before = keys.n;
-    if ((rc = rs__strdict_add(&keys, key, &id, err))) break;
+    if ((rc = rs__strdict_add(&keys, rs__sb_view(&key), &id, err))) break;
     f->entry_of_row[row] = id;
     if (keys.n == before) continue;
     rs__entry *e = &f->entry[f->n_entries++];
@@ -283,8 +286,16 @@ static rs_code load_entries(rs__folder *f, rs_error *err)
     rs__sb_str(&js, "}");
     e->name = rs__sb_take(&name);
     e->attrs_json = rs__sb_take(&js);
-    if (!e->name || !e->attrs_json) rc = rs__fail(err, RS_NOMEM, "out of memory");
+    if (!e->name || !e->attrs_json) {
+      rc = rs__fail(err, RS_NOMEM, "out of memory");
+      break;
+    }
+    /* Names are unique (a run; a rag configuration and its judge); a
+     * first one wins if a file repeats one. */
+    uint32_t name_id;
+    if ((rc = rs__strdict_add(&f->entry_ids, e->name, &name_id, err))) break;
   }
+  rs__sb_free(&key);
   rs__strdict_free(&keys);
   if (rc) return rc;
   const size_t nv = rs__mul(f->n_entries, f->n_meas ? f->n_meas : 1);
@@ -413,7 +424,7 @@ sort:
   /* One point per (entry, family, cutoff).  Where aggregate.csv has the
    * measure, its value is the one shown: eval writes the same double to
    * both files, and aggregate.csv is the source of truth otherwise. */
-  qsort(f->curve, f->n_curve, sizeof *f->curve, by_curve);
+  if (f->n_curve) qsort(f->curve, f->n_curve, sizeof *f->curve, by_curve);
   size_t w = 0;
   for (size_t i = 0; i < f->n_curve; i++) {
     if (w && by_curve(&f->curve[w - 1], &f->curve[i]) == 0) continue;

@@ -77,6 +77,7 @@ typedef struct rs__folder {
 
   rs__entry *entry;
   size_t n_entries;
+  rs__strdict entry_ids; /* entry names -> index (the first of a repeated name) */
   size_t *entry_of_row; /* [res.agg.n_rows] */
   size_t n_meas;        /* the measures, ids of res.agg's measure key, num_q counts excluded */
   size_t *meas;         /* [n_meas] value ids of the measure key, in file order */
@@ -84,7 +85,7 @@ typedef struct rs__folder {
   size_t *num_q;        /* [n_entries] SIZE_MAX: none */
 
   rs__strdict fam;      /* curve families (Success, R, P, nDCG, ...) in order */
-  rs__curve_pt *curve;
+  rs__curve_pt *curve;  /* sorted by entry, family, cutoff */
   size_t n_curve;
   int curves_file;      /* curves.csv was read */
   double *pr;           /* [n_entries * 11] iprec_at_recall at 0.0..1.0; NaN: absent */

@@ -381,12 +381,13 @@ static void curves(rs__doc *d, const rs__folder *f, const char *fid)
     }
   for (size_t fi = 0; fi < nf; fi++) {
     const size_t fam = fam_order[fi];
-    /* The cutoffs of this family; a curve needs two. */
+    /* The cutoffs of this family; a curve needs two.  The points are sorted
+     * by entry, family and cutoff, so one pass finds each entry's. */
     double kmin = INFINITY, kmax = -INFINITY;
-    size_t n = 0;
+    size_t n = 0, i = 0;
     for (size_t e = 0; e < f->n_entries; e++) {
       const size_t start = n;
-      for (size_t i = 0; i < f->n_curve; i++) {
+      for (; i < f->n_curve && f->curve[i].entry <= e; i++) {
         const rs__curve_pt *c = &f->curve[i];
         if (c->entry != e || c->family != fam) continue;
         x[n] = c->cutoff, y[n] = c->value, n++;
