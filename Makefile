@@ -66,7 +66,8 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # The README's first command: a 20k-query x 24-configuration sweep, generated
-# (seeded) on first use, then scored; prints the leaderboard and the CSVs.
+# (seeded) on first use, then scored; prints the leaderboard and the CSVs,
+# and ends with the path of the HTML report (--report: out/demo/report.html).
 DEMO_CORPUS = $(BUILD)/demo/corpus.h5
 demo: deps
 	@$(MAKE) --no-print-directory build
@@ -74,7 +75,7 @@ demo: deps
 	  mkdir -p $(BUILD)/demo && \
 	  echo "generating $(DEMO_CORPUS): 20000 queries x 24 configurations (model x chunk x reranker)" && \
 	  $(BUILD)/gen_sweep -o $(DEMO_CORPUS) --queries 20000 --k 100 --seed 42; fi
-	$(BUILD)/ragsweep eval $(DEMO_CORPUS) -o out/demo --per-query
+	$(BUILD)/ragsweep eval $(DEMO_CORPUS) -o out/demo --per-query --report
 
 # `judge` end to end without an LLM: a seeded 200-query sweep with texts,
 # scripts/judge_server.py (a deterministic assessor on 127.0.0.1) as the

@@ -25,5 +25,6 @@ int rs_cli_rag(int argc, char **argv);
 int rs_cli_cache(int argc, char **argv);
 int rs_cli_synth(int argc, char **argv);
 int rs_cli_history(int argc, char **argv);
+int rs_cli_report(int argc, char **argv);
 
 #endif

@@ -679,7 +679,7 @@ int rs_cli_compare(int argc, char **argv)
       }
     }
   } else if (pq_path) {
-    if ((rc = gate_spec(measures, n_measures, gates, n_gates, 1000, &spec, &err))) goto fail;
+    if ((rc = gate_spec(measures, n_measures, gates, n_gates, NULL, 0, 1000, &spec, &err))) goto fail;
     if ((rc = load_per_query_csv(pq_path, layout, explicit_measures || n_gates ? spec : NULL, NULL, 0, &x, &err)))
       goto fail;
     n_meas = x.n_meas;
@@ -696,7 +696,7 @@ int rs_cli_compare(int argc, char **argv)
     if ((rc = sweep_input_open(&in, argv[optind], argv + optind + 1, (size_t)(argc - optind - 1), &err))) goto fail;
     if (so.qrels_path && (rc = sweep_input_use_qrels(&in, so.qrels_path, &err))) goto fail;
     const size_t max_k = sweep_input_max_k(&in);
-    if ((rc = gate_spec(measures, n_measures, gates, n_gates, max_k ? max_k : 1000, &spec, &err))) goto fail;
+    if ((rc = gate_spec(measures, n_measures, gates, n_gates, NULL, 0, max_k ? max_k : 1000, &spec, &err))) goto fail;
     n_meas = spec->n_out;
     x.n_meas = n_meas + 2, x.n_runs = in.n_runs, x.nq = in.corpus->nq;
     if (!(x.measures = calloc(n_meas + 2, sizeof *x.measures))) goto nomem; /* + the two hidden */
@@ -905,17 +905,21 @@ int rs_cli_compare(int argc, char **argv)
   sum_csv = NULL;
   if (!rc) rc = rs__csv_commit(agg, &err);
   agg = NULL;
+  const int wrote_texts = worst_has_texts(worst);
   if (!rc && worst) rc = worst_commit(worst, &err);
   worst = NULL;
   if (rc) goto fail;
   {
     /* A re-run replaces compare's whole output set: files this run does not
-     * write go.  gates.csv always goes here and is written anew below. */
-    const char *const stale[] = {n_worst ? NULL : "worst.csv", "gates.csv"};
+     * write go.  gates.csv always goes here and is written anew below, and
+     * report.html with --report (an older one would show older results). */
+    const char *const stale[] = {n_worst ? NULL : "worst.csv", wrote_texts ? NULL : "query_texts.csv", "report.html",
+                                 "gates.csv"};
     remove_outputs(out_dir, stale, sizeof stale / sizeof *stale);
   }
   printf("\nwrote %s\n      %s\n      %s\n", paths[0], paths[1], paths[2]);
   if (n_worst) printf("      %s/worst.csv\n", out_dir);
+  if (wrote_texts) printf("      %s/query_texts.csv\n", out_dir);
   exit_code = RS_EXIT_OK;
   if (so.timing)
     fprintf(stderr, "timing (s): per-query values %.3f, tests %.3f (%zu runs x %zu measures, %d threads), total %.3f\n",

@@ -20,6 +20,7 @@
 #include "engine/sweep.h"
 #include "sweep_io.h"
 #include "publish.h"
+#include "report_files.h"
 #include "sweep_opts.h"
 #include "worst.h"
 
@@ -60,9 +61,15 @@ static void help(FILE *f)
           "                         (ids matched to the corpus)\n"
           "      --worst N          write OUTDIR/worst.csv: per run and measure the N worst queries\n"
           "                         (value, first relevant rank, relevant count), and the queries\n"
-          "                         with no relevant doc retrieved\n"
+          "                         with no relevant doc retrieved; with query texts in the corpus,\n"
+          "                         also OUTDIR/query_texts.csv (query,text) for those queries\n"
+
           PUBLISH_OPTS_HELP
           "  -h, --help             this help\n"
+          "\n"
+          "--report also writes what the report draws: OUTDIR/curves.csv (Success, R, P and\n"
+          "nDCG at cutoffs 1..10,15,20,30,50,100, and the 11-point interpolated precision) and\n"
+          "OUTDIR/latency_cdf.csv (latency quantiles 0, 0.01, ..., 0.99, 0.999, 1).\n"
           "\n"
           "exit status: 0 ok; 1 usage; 2 unreadable, malformed or inconsistent input;\n"
           "3 a --gate failed (every output is still written).\n");
@@ -294,7 +301,9 @@ int rs_cli_eval(int argc, char **argv)
   const char **run_names = NULL, **measure_names = NULL;
   rs__spec *spec = NULL;
   rs__run_result *res = NULL;
-  rs__csv *agg = NULL, *lat = NULL, *hist = NULL, *pq = NULL;
+  rs__csv *agg = NULL, *lat = NULL, *hist = NULL, *pq = NULL, *curves = NULL, *cdf = NULL;
+  char **curve_names = NULL;
+  size_t n_curve_names = 0;
   progress_state prog = {0};
   int exit_code = RS_EXIT_INPUT;
   int made_out_dir = 0; /* -o created by this run: removed again if the run fails before writing */
@@ -318,7 +327,12 @@ int rs_cli_eval(int argc, char **argv)
   const double t_corpus = rs__seconds(), t_runs = t_corpus;
   const size_t max_k = sweep_input_max_k(&in);
   sweep_opts_default_measures(&so, defaults, n_defaults);
-  if ((rc = gate_spec(so.measures, so.n_measures, gates, n_gates, max_k ? max_k : 1000, &spec, &err))) goto fail;
+  /* --report: the curves' values ride along as extra values of the same
+   * sweep (the visible measures and their files do not change). */
+  if (po.report && (rc = report_curve_names(max_k, &curve_names, &n_curve_names, &err))) goto fail;
+  if ((rc = gate_spec(so.measures, so.n_measures, gates, n_gates, (const char *const *)curve_names, n_curve_names,
+                      max_k ? max_k : 1000, &spec, &err)))
+    goto fail;
   struct stat out_st;
   const int out_existed = stat(out_dir, &out_st) == 0;
   if (mkdir_p(out_dir) != 0) {
@@ -347,6 +361,7 @@ int rs_cli_eval(int argc, char **argv)
     goto fail;
   }
   cfg.spec = spec;
+  cfg.latency_cdf = po.report;
   cfg.threads = (int)threads;
   cfg.batch_docs = (size_t)batch_docs;
   if (!quiet && isatty(STDERR_FILENO)) {
@@ -373,6 +388,12 @@ int rs_cli_eval(int argc, char **argv)
       (rc = rs__csv_create(out_dir, "latency_hist.csv", &hist, &err)) ||
       (rc = write_latency_hist(hist, &in, res, &err)))
     goto fail;
+  if (po.report && ((rc = rs__csv_create(out_dir, "curves.csv", &curves, &err)) ||
+                    (rc = report_write_curves(curves, &in, spec, res, max_k, policy, &err)) ||
+                    (rc = rs__csv_create(out_dir, "latency_cdf.csv", &cdf, &err)) ||
+                    (rc = report_write_latency_cdf(cdf, &in, res, &err))))
+    goto fail;
+  const int wrote_texts = worst_has_texts(worst);
   /* All written: only now do the files take their final names. */
   char agg_path[4096], lat_path[4096], hist_path[4096], pq_path[4096] = "";
   snprintf(agg_path, sizeof agg_path, "%s", rs__csv_path(agg));
@@ -387,13 +408,20 @@ int rs_cli_eval(int argc, char **argv)
   hist = NULL;
   if (!rc && pq) rc = rs__csv_commit(pq, &err);
   pq = NULL;
+  if (!rc && curves) rc = rs__csv_commit(curves, &err);
+  curves = NULL;
+  if (!rc && cdf) rc = rs__csv_commit(cdf, &err);
+  cdf = NULL;
   if (!rc && worst) rc = worst_commit(worst, &err);
   worst = NULL;
   if (rc) goto fail;
   {
     /* A re-run replaces eval's whole output set: files this run does not
-     * write go.  gates.csv always goes here and is written anew below. */
-    const char *const stale[] = {per_query ? NULL : "per_query.csv", n_worst ? NULL : "worst.csv", "gates.csv"};
+     * write go.  gates.csv always goes here and is written anew below, and
+     * report.html with --report (an older one would show older results). */
+    const char *const stale[] = {per_query ? NULL : "per_query.csv", n_worst ? NULL : "worst.csv",
+                                 wrote_texts ? NULL : "query_texts.csv", po.report ? NULL : "curves.csv",
+                                 po.report ? NULL : "latency_cdf.csv", "report.html", "gates.csv"};
     remove_outputs(out_dir, stale, sizeof stale / sizeof *stale);
   }
   const double t_end = rs__seconds();
@@ -410,6 +438,8 @@ int rs_cli_eval(int argc, char **argv)
   printf("wrote %s\n      %s\n      %s\n", agg_path, lat_path, hist_path);
   if (*pq_path) printf("      %s\n", pq_path);
   if (n_worst) printf("      %s/worst.csv\n", out_dir);
+  if (wrote_texts) printf("      %s/query_texts.csv\n", out_dir);
+  if (po.report) printf("      %s/curves.csv\n      %s/latency_cdf.csv\n", out_dir, out_dir);
   exit_code = RS_EXIT_OK;
   if (n_gates) {
     printf("\ngates:\n");
@@ -440,12 +470,15 @@ fail:
   rs__csv_abort(lat);
   rs__csv_abort(hist);
   rs__csv_abort(pq);
+  rs__csv_abort(curves);
+  rs__csv_abort(cdf);
   worst_abort(worst);
   gate_report_abort(&gr);
   if (made_out_dir) rmdir(out_dir); /* only if still empty: nothing of this run is left */
 done:
   free(run_names);
   free(measure_names);
+  report_curve_names_free(curve_names, n_curve_names);
   for (size_t i = 0; i < n_gates; i++) gate_free(&gates[i]);
   free(gates);
   for (size_t i = 0; res && i < in.n_runs; i++) rs__run_result_free(&res[i]);

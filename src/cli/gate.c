@@ -174,10 +174,10 @@ size_t spec_find(const rs__spec *spec, const char *name)
   return SIZE_MAX;
 }
 
-rs_code gate_spec(const char **names, size_t n, const gate *g, size_t n_gates, size_t max_ranking, rs__spec **out,
-                  rs_error *err)
+rs_code gate_spec(const char **names, size_t n, const gate *g, size_t n_gates, const char *const *extra,
+                  size_t n_extra, size_t max_ranking, rs__spec **out, rs_error *err)
 {
-  rs_code rc = rs__spec_build(names, n, max_ranking, out, err);
+  rs_code rc = rs__spec_build_extra(names, n, extra, n_extra, max_ranking, out, err);
   if (rc || n_gates == 0) return rc;
   const char **all = rs__calloc(n + n_gates, sizeof *all);
   if (!all) return rs__fail(err, RS_NOMEM, "out of memory");
@@ -191,7 +191,7 @@ rs_code gate_spec(const char **names, size_t n, const gate *g, size_t n_gates, s
   if (n_all > n) {
     rs__spec_free(*out);
     *out = NULL;
-    rc = rs__spec_build(all, n_all, max_ranking, out, err);
+    rc = rs__spec_build_extra(all, n_all, extra, n_extra, max_ranking, out, err);
   }
   free(all);
   return rc;

@@ -60,9 +60,10 @@ void gate_report_abort(gate_report *r);
 #endif
 
 /* The spec of names[0..n) plus the measure of every gate not among them
- * (so a gated measure is always computed). */
-rs_code gate_spec(const char **names, size_t n, const gate *g, size_t n_gates, size_t max_ranking, rs__spec **out,
-                  rs_error *err);
+ * (so a gated measure is always computed), and the extra values
+ * extra[0..n_extra) of rs__spec_build_extra (NULL, 0: none). */
+rs_code gate_spec(const char **names, size_t n, const gate *g, size_t n_gates, const char *const *extra,
+                  size_t n_extra, size_t max_ranking, rs__spec **out, rs_error *err);
 /* The visible value of spec named name, or SIZE_MAX. */
 size_t spec_find(const rs__spec *spec, const char *name);
 /* Checks every gate on every run's value res[r].value[k], where k is the

@@ -22,6 +22,7 @@ static void usage(FILE *f)
           "  import -o OUT.h5 ...            TREC qrels/runs or a JSON eval set -> corpus\n"
           "  export CORPUS.h5 -o DIR         corpus -> TREC qrels and runs\n"
           "  table OUTDIR|aggregate.csv      Markdown or CSV pivot of measures across configurations\n"
+          "  report DIR ... -o REPORT.html   one self-contained HTML page of eval/compare/rag/judge outputs\n"
           "  judge CORPUS.h5 ... -o OUTDIR   LLM relevance labels (qrels) for the runs' top-k, cached\n"
           "  rag DATASET.jsonl ... -o OUTDIR generation metrics (faithfulness, answer relevancy, ...)\n"
           "  synth --docs F -n N -o EVAL.json an eval set of LLM-written questions from your documents\n"
@@ -77,6 +78,7 @@ int main(int argc, char **argv)
   if (strcmp(cmd, "import") == 0) return rs_cli_import(argc - 1, argv + 1);
   if (strcmp(cmd, "export") == 0) return rs_cli_export(argc - 1, argv + 1);
   if (strcmp(cmd, "table") == 0) return rs_cli_table(argc - 1, argv + 1);
+  if (strcmp(cmd, "report") == 0) return rs_cli_report(argc - 1, argv + 1);
   if (strcmp(cmd, "judge") == 0) return rs_cli_judge(argc - 1, argv + 1);
   if (strcmp(cmd, "rag") == 0) return rs_cli_rag(argc - 1, argv + 1);
   if (strcmp(cmd, "synth") == 0) return rs_cli_synth(argc - 1, argv + 1);

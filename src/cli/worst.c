@@ -25,6 +25,8 @@ struct worst_file {
   size_t n_no_hit, cap_no_hit;
   size_t run;
   char *run_name;
+  rs__csv *texts;       /* query_texts.csv, or NULL when the corpus has no texts */
+  unsigned char *named; /* [nq] with texts: the query is in worst.csv */
 };
 
 /* a is kept in preference to b: a lower value, or the same value earlier. */
@@ -83,6 +85,15 @@ rs_code worst_open(worst_file **out, const char *dir, size_t n_worst, const rs__
                                     "value", "first_relevant_rank", "num_rel"};
   for (size_t i = 0; !rc && i < sizeof hdr / sizeof *hdr; i++) rs__csv_str(w->csv, hdr[i]);
   if (!rc) rc = rs__csv_end_row(w->csv, err);
+  if (!rc && c->has_text && c->query_text) {
+    if (!(w->named = rs__calloc(c->nq, 1))) rc = rs__fail(err, RS_NOMEM, "out of memory");
+    if (!rc) rc = rs__csv_create(dir, "query_texts.csv", &w->texts, err);
+    if (!rc) {
+      rs__csv_str(w->texts, "query");
+      rs__csv_str(w->texts, "text");
+      rc = rs__csv_end_row(w->texts, err);
+    }
+  }
   if (rc) {
     worst_abort(w);
     return rc;
@@ -111,6 +122,7 @@ static rs_code flush_run(worst_file *w, rs_error *err)
       rs__csv_str(w->csv, w->spec->req[k].name);
       rs__csv_uint(w->csv, i + 1);
       rs__csv_str(w->csv, rs__corpus_qid(w->corpus, h[i].query));
+      if (w->named) w->named[h[i].query] = 1;
       rs__csv_num(w->csv, h[i].value);
       first_rank_field(w->csv, h[i].rr);
       rs__csv_uint(w->csv, (unsigned long long)h[i].num_rel);
@@ -124,6 +136,7 @@ static rs_code flush_run(worst_file *w, rs_error *err)
     rs__csv_str(w->csv, "");
     rs__csv_uint(w->csv, i + 1);
     rs__csv_str(w->csv, rs__corpus_qid(w->corpus, w->no_hit[i].query));
+    if (w->named) w->named[w->no_hit[i].query] = 1;
     rs__csv_str(w->csv, "");
     rs__csv_str(w->csv, "");
     rs__csv_uint(w->csv, (unsigned long long)w->no_hit[i].num_rel);
@@ -159,6 +172,7 @@ rs_code worst_add(worst_file *w, size_t run, const char *run_name, size_t query,
 
 static void free_worst(worst_file *w)
 {
+  free(w->named);
   free(w->heap);
   free(w->n_heap);
   free(w->no_hit);
@@ -173,14 +187,31 @@ rs_code worst_commit(worst_file *w, rs_error *err)
     worst_abort(w);
     return rc;
   }
+  for (size_t q = 0; w->texts && q < w->corpus->nq && !rc; q++) {
+    if (!w->named[q]) continue;
+    rs__csv_str(w->texts, rs__corpus_qid(w->corpus, q));
+    rs__csv_str(w->texts, w->corpus->query_text[q] ? w->corpus->query_text[q] : "");
+    rc = rs__csv_end_row(w->texts, err);
+  }
+  if (rc) {
+    worst_abort(w);
+    return rc;
+  }
   rc = rs__csv_commit(w->csv, err);
+  w->csv = NULL;
+  if (!rc && w->texts) rc = rs__csv_commit(w->texts, err);
+  else rs__csv_abort(w->texts);
+  w->texts = NULL;
   free_worst(w);
   return rc;
 }
+
+int worst_has_texts(const worst_file *w) { return w && w->texts; }
 
 void worst_abort(worst_file *w)
 {
   if (!w) return;
   rs__csv_abort(w->csv);
+  rs__csv_abort(w->texts);
   free_worst(w);
 }

@@ -111,3 +111,15 @@ rs_code rs__latency_summarize(double *x, size_t n, const char *where, rs__latenc
   out->max = x[n - 1];
   return RS_OK;
 }
+
+/* Percent of quantile i: an integer for the hundredths, then 99.9 and 100
+ * written as rs__latency_summarize writes them. */
+static double cdf_percent(size_t i) { return i < 100 ? (double)i : i == 100 ? 99.9 : 100.0; }
+
+double rs__latency_cdf_quantile(size_t i) { return i < 100 ? (double)i / 100.0 : i == 100 ? 0.999 : 1.0; }
+
+void rs__latency_cdf(double *x, size_t n, double *out)
+{
+  qsort(x, n, sizeof *x, cmp_double);
+  for (size_t i = 0; i < RS__LATENCY_CDF_N; i++) out[i] = rs__percentile_sorted(x, n, cdf_percent(i));
+}

@@ -32,6 +32,19 @@ typedef struct rs__latency {
  * the two order statistics it reads need to be in place). */
 double rs__percentile_sorted(const double *sorted, size_t n, double p);
 
+/* The quantiles of a latency CDF (eval --report's latency_cdf.csv):
+ * 0, 0.01, ..., 0.99, then 0.999 and 1.  Quantile q is the percentile
+ * 100·q with the definition above, and the percentile is passed as the
+ * same double rs__latency_summarize uses (50.0, 95.0, 99.9), so the
+ * CDF's 0.5, 0.95 and 0.999 equal p50, p95 and p999 bit for bit. */
+#define RS__LATENCY_CDF_N 102
+/* Quantile i (0 <= i < RS__LATENCY_CDF_N) as a fraction in [0, 1]. */
+double rs__latency_cdf_quantile(size_t i);
+
+/* Sorts x[0..n) (n >= 1) and fills out[RS__LATENCY_CDF_N] with its
+ * quantiles, in x's unit. */
+void rs__latency_cdf(double *x, size_t n, double *out);
+
 /* Summarises x, reordering it in place (the order statistics the
  * percentiles need are selected, not the whole array sorted).  Every value must be finite and >= 0:
  * otherwise RS_FORMAT naming `where` and the row. */

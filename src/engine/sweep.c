@@ -427,6 +427,12 @@ static void read_batch(engine *e, batch *b)
       else if (!(b->rc = rs__run_read_latency(r, lat, &b->err)))
         b->rc = rs__latency_summarize(lat, r->n_rows, where, &e->res[e->rd_run].latency, &b->err);
       if (!b->rc) rs__latency_histogram(lat, r->n_rows, 1000.0, e->res[e->rd_run].latency.bucket);
+      if (!b->rc && e->cfg->latency_cdf && r->n_rows) {
+        double *cdf = rs__malloc(RS__LATENCY_CDF_N * sizeof *cdf);
+        if (!cdf) b->rc = rs__fail(&b->err, RS_NOMEM, "%s: out of memory", where);
+        else rs__latency_cdf(lat, r->n_rows, cdf);
+        e->res[e->rd_run].latency_cdf = cdf;
+      }
       free(lat);
       if (b->rc) return;
       e->res[e->rd_run].has_latency = 1;
@@ -545,6 +551,7 @@ void rs__run_result_free(rs__run_result *r)
 {
   if (!r) return;
   free(r->value);
+  free(r->latency_cdf);
   memset(r, 0, sizeof *r);
 }
 

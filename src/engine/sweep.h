@@ -31,6 +31,9 @@ typedef struct rs__sweep_cfg {
   /* Called after every batch. */
   void (*progress)(void *ctx, size_t run, size_t n_runs, uint64_t rows_done, uint64_t rows_total);
   void *progress_ctx;
+  /* Also the latency CDF of every run with latencies (eval --report):
+   * rs__run_result.latency_cdf. */
+  int latency_cdf;
   /* When set, filled with where the wall time went (eval --timing). */
   struct rs__sweep_timing *timing;
 } rs__sweep_cfg;
@@ -51,6 +54,7 @@ typedef struct rs__run_result {
   size_t perfect_p1;  /* ... whose first doc is relevant (level 1) */
   int has_latency;
   rs__latency latency;
+  double *latency_cdf; /* [RS__LATENCY_CDF_N] seconds, with cfg->latency_cdf and latencies; else NULL */
 } rs__run_result;
 
 /* Evaluates runs[0..n_runs) against corpus c into results[0..n_runs)

@@ -518,6 +518,19 @@ void rs__spec_free(rs__spec *s)
 
 rs_code rs__spec_build(const char *const *names, size_t n_names, size_t max_ranking, rs__spec **out, rs_error *err)
 {
+  return rs__spec_build_extra(names, n_names, NULL, 0, max_ranking, out, err);
+}
+
+size_t rs__spec_find_value(const rs__spec *s, const char *name)
+{
+  for (size_t k = 0; k < s->n_req; k++)
+    if (strcmp(s->req[k].name, name) == 0) return k; /* hidden names start with a space: never a match */
+  return SIZE_MAX;
+}
+
+rs_code rs__spec_build_extra(const char *const *names, size_t n_names, const char *const *extra, size_t n_extra,
+                             size_t max_ranking, rs__spec **out, rs_error *err)
+{
   item_list l = {0};
   plan_need *needs = NULL;
   size_t n_needs = 0;
@@ -532,6 +545,9 @@ rs_code rs__spec_build(const char *const *names, size_t n_names, size_t max_rank
   /* ... and behind worst.csv: the first relevant rank (1 / RR) and NumRel. */
   if (!rc) rc = push(&l, (item){.f = F_RR, .level = 1, .name = strdup(" RR")}, err);
   if (!rc) rc = push(&l, (item){.f = F_NUMREL, .level = 1, .name = strdup(" NumRel")}, err);
+  /* Extra values after the hidden ones; one already asked for is not
+   * computed twice (push drops a name met before). */
+  for (size_t i = 0; i < n_extra && !rc; i++) rc = parse_name(extra[i], &l, err);
   if (rc) goto done;
 
   /* 1. What each plan computes. */

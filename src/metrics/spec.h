@@ -64,6 +64,16 @@ int rs__spec_trec_spelling(const char *name, char *buf, size_t len);
 
 rs_code rs__spec_build(const char *const *names, size_t n_names, size_t max_ranking, rs__spec **out, rs_error *err);
 void rs__spec_free(rs__spec *s);
+/* As rs__spec_build, plus the values of extra[0..n_extra) (parsed as names
+ * are) after the hidden ones: computed and averaged like the others but not
+ * among the n_out visible values, so aggregate.csv, per_query.csv, gates and
+ * worst.csv do not change (eval --report's curves).  An extra value that
+ * names[] already asks for is computed once, as the visible value. */
+rs_code rs__spec_build_extra(const char *const *names, size_t n_names, const char *const *extra, size_t n_extra,
+                             size_t max_ranking, rs__spec **out, rs_error *err);
+/* The index in req[0..n_req) of the value with canonical name `name`,
+ * visible or extra (never a hidden one); SIZE_MAX when there is none. */
+size_t rs__spec_find_value(const rs__spec *s, const char *name);
 
 /* Per-thread scratch for rs__spec_eval. */
 typedef struct rs__spec_scratch {

@@ -15,7 +15,7 @@
 
 const char *rs__results_kind_name(rs__results_kind k)
 {
-  return k == RS__RESULTS_RAG ? "rag" : k == RS__RESULTS_COMPARE ? "compare" : "eval";
+  return k == RS__RESULTS_JUDGE ? "judge" : k == RS__RESULTS_RAG ? "rag" : k == RS__RESULTS_COMPARE ? "compare" : "eval";
 }
 
 const char *rs__results_run(const rs__results *r, size_t row) { return rs__agg_value(&r->agg, row, RS__AGG_RUN); }
@@ -375,6 +375,28 @@ static rs_code rag_count_row(void *ctx, char **fields, size_t n, size_t line, rs
 }
 
 /* --- loading ------------------------------------------------------------------------- */
+
+rs_code rs__results_detect(const char *dir, rs__results_kind *kind, rs_error *err)
+{
+  struct stat st;
+  if (stat(dir, &st) != 0)
+    return rs__fail(err, RS_IO, "%s: cannot read the folder: %s (expected an output folder of 'ragsweep eval', "
+                                "'compare', 'rag' or 'judge')", dir, strerror(errno));
+  if (!S_ISDIR(st.st_mode))
+    return rs__fail(err, RS_IO, "%s: is a file, expected an output folder of 'ragsweep eval', 'compare', 'rag' or "
+                                "'judge'", dir);
+  if (file_exists(dir, "aggregate.csv")) {
+    *kind = RS__RESULTS_EVAL;
+    return RS_OK;
+  }
+  if (file_exists(dir, "qrels.txt") || file_exists(dir, "judgments.jsonl") || file_exists(dir, "agreement.csv")) {
+    *kind = RS__RESULTS_JUDGE;
+    return RS_OK;
+  }
+  return rs__fail(err, RS_IO, "%s: no aggregate.csv (written by 'ragsweep eval', 'compare' and 'rag') and no qrels.txt, "
+                              "judgments.jsonl or agreement.csv (written by 'ragsweep judge'); check the -o folder of "
+                              "that run", dir);
+}
 
 rs_code rs__results_load(const char *dir, rs__results *r, rs_error *err)
 {

@@ -14,6 +14,9 @@
  *            eval's with the configuration columns in place of run and
  *            attributes (a folder without latency.csv: aggregate.csv's
  *            latency_p50_ms / latency_p99_ms columns, n unknown).
+ *   judge    no aggregate.csv, but qrels.txt, judgments.jsonl or
+ *            agreement.csv (`ragsweep judge`): rs__results_detect tells it
+ *            apart; rs__results_load reads the other three only.
  * Every value is as written: nothing is recomputed (the one sum is rag's
  * evaluations, below). */
 #ifndef RAGSWEEP_REPORT_RESULTS_H
@@ -25,7 +28,7 @@
 #include "ragsweep/error.h"
 #include "report/pivot.h"
 
-typedef enum { RS__RESULTS_EVAL, RS__RESULTS_COMPARE, RS__RESULTS_RAG } rs__results_kind;
+typedef enum { RS__RESULTS_EVAL, RS__RESULTS_COMPARE, RS__RESULTS_RAG, RS__RESULTS_JUDGE } rs__results_kind;
 
 /* The latency of one run, in milliseconds; NaN where the folder does not
  * say (rag gives only p50 and p99; n is 0 then). */
@@ -68,7 +71,15 @@ typedef struct rs__results {
 rs_code rs__results_load(const char *dir, rs__results *r, rs_error *err);
 void rs__results_free(rs__results *r);
 
-/* The folder's kind as a word: "eval", "compare" or "rag". */
+/* What dir holds, from its file names alone: RS__RESULTS_JUDGE (no
+ * aggregate.csv, and judge's qrels.txt, judgments.jsonl or agreement.csv),
+ * else RS__RESULTS_EVAL standing for "an aggregate.csv to load" (its kind is
+ * then rs__results_load's).  RS_IO when dir is missing, not a folder, or
+ * holds none of these files (the message names dir and says which command
+ * writes what). */
+rs_code rs__results_detect(const char *dir, rs__results_kind *kind, rs_error *err);
+
+/* The folder's kind as a word: "eval", "compare", "rag" or "judge". */
 const char *rs__results_kind_name(rs__results_kind k);
 /* Convenience views of row i of r->agg. */
 const char *rs__results_run(const rs__results *r, size_t row);

@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   if (gate_parse(text, &g, &err) == RS_OK) {
     rs__spec *spec = NULL;
     if (!g.measure || !g.threshold_text || !gate_op_text(g.op)) abort();
-    if (gate_spec(NULL, 0, &g, 1, 1000, &spec, &err) == RS_OK && spec_find(spec, g.measure) == SIZE_MAX) abort();
+    if (gate_spec(NULL, 0, &g, 1, NULL, 0, 1000, &spec, &err) == RS_OK && spec_find(spec, g.measure) == SIZE_MAX) abort();
     (void)gate_pass(&g, 0.5);
     rs__spec_free(spec);
     gate_free(&g);
