@@ -602,6 +602,59 @@ Test(report_eval, extra_files_repeat_the_doubles_and_change_nothing, .timeout = 
             !th_exists(th_join(rep, "report.html")));
 }
 
+/* `report --history FILE`: the database's series, one chart per measure
+ * and one line per configuration, with or without folders. */
+Test(report_eval, history_database_as_time_series, .timeout = 120)
+{
+  const char *corpus = gen_corpus();
+  char *dir = th_fresh_dir(), *db = th_join(dir, "h.sqlite"), *out = th_join(dir, "e");
+  for (int i = 0; i < 3; i++) {
+    char label[16];
+    snprintf(label, sizeof label, "v%d", i + 1);
+    char *a[] = {(char *)th_bin(), "eval", (char *)corpus, "-o", out, "-m", "nDCG@10", "-m", "R@5", "--top", "0",
+                 "--quiet", "--history", db, "--label", label, NULL};
+    th_result r = th_run(NULL, a, NULL, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    th_free(&r);
+  }
+  char *html_path = th_join(dir, "r.html");
+  char *b[] = {(char *)th_bin(), "report", out, "--history", db, "-o", html_path, NULL};
+  th_result r = th_run(NULL, b, NULL, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  th_free(&r);
+  char *html = th_slurp(html_path, NULL);
+  cr_assert(html);
+  /* Measures in bytewise order: R@5, latency_p50_ms, latency_p95_ms,
+   * latency_p99_ms, nDCG@10; each with every run of the sweep. */
+  size_t runs = 0;
+  for (const char *q = strstr(html, "id=\"chart-history-1\""); q && (q = strstr(q + 1, "data-name=\"")) &&
+                                                                  q < strstr(strstr(html, "id=\"chart-history-1\""), "</figure>");)
+    runs++;
+  cr_expect_gt(runs, 1);
+  for (int m = 1; m <= 5; m++) {
+    char id[32];
+    snprintf(id, sizeof id, "chart-history-%d", m);
+    series_count(html, id, runs);
+  }
+  cr_expect(!strstr(html, "chart-history-6"));
+  cr_expect(strstr(html, db), "the source is named");
+  free(html);
+  /* The history alone, one measure; a measure it lacks is a usage error. */
+  char *c[] = {(char *)th_bin(), "report", "--history", db, "-m", "nDCG@10", "-o", html_path, NULL};
+  r = th_run(NULL, c, NULL, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  th_free(&r);
+  html = th_slurp(html_path, NULL);
+  series_count(html, "chart-history-1", runs);
+  cr_expect(!strstr(html, "chart-history-2"));
+  free(html);
+  char *d[] = {(char *)th_bin(), "report", "--history", db, "-m", "Success@7", "-o", html_path, NULL};
+  r = th_run(NULL, d, NULL, NULL);
+  cr_expect_eq(r.status, 1, "%s", r.err);
+  cr_expect(strstr(r.err, "Success@7"), "%s", r.err);
+  th_free(&r);
+}
+
 Test(report_eval, query_texts_beside_worst)
 {
   const char *q = th_write_temp(5, "q.qrels", "q1 0 d1 1\nq2 0 d2 1\n");

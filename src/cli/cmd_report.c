@@ -38,12 +38,16 @@ static void help(FILE *f)
           "                       measure in aggregate.csv)\n"
           "      --baseline RUN   with compare folders: the baseline whose comparisons to show\n"
           "                       (default: the first baseline of compare.csv)\n"
+          "      --history FILE   also chart the history database of 'eval --history' over time:\n"
+          "                       one chart per measure, one line per configuration\n"
+          "  -m, --measure NAME   with --history: a measure to chart (repeatable; default: all but\n"
+          "                       the num_q counts)\n"
           "  -h, --help           this help\n"
           "\n"
           "exit status: 0 ok; 1 usage; 2 a folder missing, unrecognised or malformed.\n");
 }
 
-enum { OPT_TITLE = 256, OPT_LEAD, OPT_BASELINE };
+enum { OPT_TITLE = 256, OPT_LEAD, OPT_BASELINE, OPT_HISTORY };
 
 int rs_cli_report(int argc, char **argv)
 {
@@ -51,38 +55,64 @@ int rs_cli_report(int argc, char **argv)
                                         {"title", required_argument, 0, OPT_TITLE},
                                         {"lead", required_argument, 0, OPT_LEAD},
                                         {"baseline", required_argument, 0, OPT_BASELINE},
+                                        {"history", required_argument, 0, OPT_HISTORY},
+                                        {"measure", required_argument, 0, 'm'},
                                         {"help", no_argument, 0, 'h'},
                                         {0, 0, 0, 0}};
   rs__report_opts o = {0};
   const char *out = NULL;
+  const char **measures = calloc((size_t)argc + 1, sizeof *measures);
+  size_t n_measures = 0;
+  if (!measures) {
+    fprintf(stderr, "ragsweep report: out of memory\n");
+    return RS_EXIT_INPUT;
+  }
   int c;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
+  int status = RS_EXIT_OK;
+  while ((c = getopt_long(argc, argv, "o:m:h", longs, NULL)) != -1) {
     switch (c) {
     case 'o': out = optarg; break;
+    case 'm': measures[n_measures++] = optarg; break;
+    case OPT_HISTORY: o.history_path = optarg; break;
     case OPT_TITLE: o.title = optarg; break;
     case OPT_LEAD: o.lead = optarg; break;
     case OPT_BASELINE: o.baseline = optarg; break;
-    case 'h': help(stdout); return RS_EXIT_OK;
+    case 'h': help(stdout); goto done;
     case ':':
       fprintf(stderr, "ragsweep report: option '%s' needs a value (see 'ragsweep report --help')\n", argv[optind - 1]);
-      return RS_EXIT_USAGE;
+      status = RS_EXIT_USAGE;
+      goto done;
     default:
       fprintf(stderr, "ragsweep report: unknown option '%s' (see 'ragsweep report --help')\n", argv[optind - 1]);
-      return RS_EXIT_USAGE;
+      status = RS_EXIT_USAGE;
+      goto done;
     }
   }
-  if (optind >= argc || !out || !*out) {
-    fprintf(stderr, "ragsweep report: expected DIR [DIR ...] -o REPORT.html (see 'ragsweep report --help')\n");
-    return RS_EXIT_USAGE;
+  /* A history alone is a report too: the trend without a folder. */
+  if ((optind >= argc && !o.history_path) || !out || !*out) {
+    fprintf(stderr, "ragsweep report: expected DIR [DIR ...] -o REPORT.html, or --history FILE -o REPORT.html (see "
+                    "'ragsweep report --help')\n");
+    status = RS_EXIT_USAGE;
+    goto done;
   }
+  if (n_measures && !o.history_path) {
+    fprintf(stderr, "ragsweep report: -m chooses the history's measures: give --history FILE too\n");
+    status = RS_EXIT_USAGE;
+    goto done;
+  }
+  o.history_measures = measures;
+  o.n_history_measures = n_measures;
   rs_error err = {0};
   const rs_code rc = rs__report_write((const char *const *)argv + optind, (size_t)(argc - optind), &o, out, &err);
   if (rc) {
     fprintf(stderr, "ragsweep report: %s\n", err.msg);
-    return rc == RS_USAGE ? RS_EXIT_USAGE : RS_EXIT_INPUT;
+    status = rc == RS_USAGE ? RS_EXIT_USAGE : RS_EXIT_INPUT;
+    goto done;
   }
   printf("wrote %s\n", out);
-  return RS_EXIT_OK;
+done:
+  free(measures);
+  return status;
 }

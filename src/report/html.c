@@ -4,13 +4,14 @@
  * folder are in sections.c, the charts in svg.c. */
 #define _GNU_SOURCE
 #include "report/html.h"
+#include "util/tmpfiles.h"
+#include "report/history.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/csvio.h"
 #include "formats/numparse.h"
 #include "internal.h"
 #include "report/doc.h"
@@ -371,6 +372,48 @@ static void doc_free(rs__doc *d)
   rs__strdict_free(&d->ids);
 }
 
+/* The history database's series as the time-series section's points:
+ * o's own points first, then the database's (views into the series kept
+ * here until history_free). */
+typedef struct {
+  rs__history_series s;
+  rs__report_point *points;
+  size_t n_points;
+  rs__report_opts opts; /* a copy of the caller's options with the points */
+} report_history;
+
+static void history_free(report_history *h)
+{
+  rs__history_series_free(&h->s);
+  free(h->points);
+  *h = (report_history){0};
+}
+
+static rs_code load_history(const rs__report_opts *o, report_history *h, rs_error *err)
+{
+  const rs__history_filter filter = {.measures = o->history_measures, .n_measures = o->n_history_measures};
+  rs_code rc = rs__history_series_load(o->history_path, &filter, &h->s, err);
+  if (rc) return rc;
+  h->points = rs__calloc(o->n_history + h->s.n_points + 1, sizeof *h->points);
+  if (!h->points) return rs__fail(err, RS_NOMEM, "out of memory");
+  for (size_t i = 0; i < o->n_history; i++) h->points[h->n_points++] = o->history[i];
+  for (size_t i = 0; i < h->s.n_points; i++) {
+    const rs__history_point *p = &h->s.points[i];
+    if (isnan(p->value)) continue; /* an evaluation without this value: a gap, not a point */
+    const rs__history_eval *e = &h->s.evals[p->eval];
+    h->points[h->n_points++] = (rs__report_point){.run = h->s.runs.str[p->run],
+                                                  .measure = h->s.measures.str[p->measure],
+                                                  .label = e->label,
+                                                  .time = (double)e->unix_time,
+                                                  .value = p->value};
+  }
+  h->opts = *o;
+  h->opts.history = h->points;
+  h->opts.n_history = h->n_points;
+  if (!h->opts.history_source) h->opts.history_source = o->history_path;
+  return RS_OK;
+}
+
 rs_code rs__report_write(const char *const *dirs, size_t n_dirs, const rs__report_opts *o, const char *out_path,
                          rs_error *err)
 {
@@ -379,7 +422,7 @@ rs_code rs__report_write(const char *const *dirs, size_t n_dirs, const rs__repor
   rs__folder *f = rs__calloc(n_dirs + 1, sizeof *f);
   rs__doc d = {.o = o};
   rs__sb out = {0};
-  rs__csv *w = NULL;
+  report_history hist = {0};
   rs_code rc = f ? RS_OK : rs__fail(err, RS_NOMEM, "out of memory");
   int lead_found = 0;
   for (size_t i = 0; i < n_dirs && !rc; i++) rc = rs__folder_load(dirs[i], o->lead, &lead_found, &f[i], err);
@@ -400,7 +443,9 @@ rs_code rs__report_write(const char *const *dirs, size_t n_dirs, const rs__repor
       rc = rs__fail(err, RS_USAGE, "--baseline %s: no compare.csv among the folders compares with this run (the "
                                    "baseline is what 'ragsweep compare --baseline' was given)", o->baseline);
   }
+  if (!rc && o->history_path) rc = load_history(o, &hist, err);
   if (rc) goto done;
+  if (hist.n_points) o = &hist.opts;
   for (size_t i = 0; i < n_dirs; i++) rs__doc_folder(&d, &f[i], i + 1);
   if (o->n_history) {
     rs__sb_str(&d.toc, "<li><a href=\"#history\">History</a></li>");
@@ -421,28 +466,16 @@ rs_code rs__report_write(const char *const *dirs, size_t n_dirs, const rs__repor
     goto done;
   }
   {
-    /* OUT: written as DIR/.NAME.tmp.PID, renamed when complete. */
     const char *slash = strrchr(out_path, '/');
-    char dir[4096];
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == out_path) snprintf(dir, sizeof dir, "/");
-    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - out_path), out_path);
-    const char *name = slash ? slash + 1 : out_path;
-    if (!*name) {
+    if (!*(slash ? slash + 1 : out_path)) {
       rc = rs__fail(err, RS_USAGE, "-o %s: expected a file name such as report.html, found a folder path", out_path);
       goto done;
     }
-    if ((rc = rs__csv_create(dir, name, &w, err))) goto done;
-    if (fwrite(out.s, 1, out.n, rs__csv_file(w)) != out.n) {
-      rc = rs__fail(err, RS_IO, "%s: write failed", out_path);
-      goto done;
-    }
-    rc = rs__csv_commit(w, err);
-    w = NULL;
+    rc = rs__write_file_atomic(out_path, out.s, out.n, "report.html", err);
   }
 done:
-  rs__csv_abort(w);
   rs__sb_free(&out);
+  history_free(&hist);
   doc_free(&d);
   for (size_t i = 0; f && i < n_dirs; i++) rs__folder_free(&f[i]);
   free(f);

@@ -33,6 +33,12 @@ typedef struct rs__report_opts {
   const rs__report_point *history;
   size_t n_history;
   const char *history_source;
+  /* Or the history database to read them from (`ragsweep report --history
+   * FILE`), with the measures to chart (none: every measure but the num_q
+   * counts); points given above come first. */
+  const char *history_path;
+  const char *const *history_measures;
+  size_t n_history_measures;
 } rs__report_opts;
 
 /* Writes the report of dirs[0..n_dirs) (output folders of eval, compare,
