@@ -38,6 +38,7 @@ Options:
   --min-charts N        at least N charts (default 1)
   --max-load-ms M       fail when loadEventEnd exceeds M ms
   --screenshot PATH     write a full-page PNG (written to PATH.tmp, renamed)
+  --screenshot-top PATH the same of the page's first 1500 px
   --no-external         fail on any resource timing entry; on any src, href,
                         srcset, poster, data, xlink:href or action starting with
                         http://, https:// or // (hyperlinks included); on a
@@ -94,6 +95,7 @@ import urllib.request
 INSTALL_HINT = "run scripts/install-deps.sh with RAGSWEEP_WITH_TESTS=1"
 ELEMENT_KEY = "element-6066-11e4-a52e-4f735466cecf"  # W3C web element reference
 MAX_SHOT_HEIGHT = 20000  # px; beyond this the screenshot is cut (and says so)
+TOP_SHOT_HEIGHT = 1500   # px: --screenshot-top, the page's head (a picture for a README)
 
 
 class Usage(Exception):
@@ -284,6 +286,9 @@ let k = 0;
 for (const t of document.querySelectorAll('table.sortable')) {
   k++;
   const name = t.id ? `table#${t.id}` : `table.sortable #${k}`;
+  // A table inside a closed <details> is opened first, as a reader would
+  // before clicking its header.
+  for (let e = t.parentElement; e; e = e.parentElement) if (e.tagName === 'DETAILS') e.open = true;
   const head = t.tHead ? t.tHead.rows[t.tHead.rows.length - 1] : [...t.rows].find(r => r.querySelector('th'));
   const rows = [...t.tBodies].flatMap(b => [...b.rows]).filter(r => r !== head && r.querySelector('td'));
   let pick = null;
@@ -645,14 +650,14 @@ def check_tables(driver, failures):
     return tables
 
 
-def screenshot(driver, path):
+def screenshot(driver, path, max_height=MAX_SHOT_HEIGHT):
     m = driver.cdp("Page.getLayoutMetrics")
     size = m.get("cssContentSize") or m.get("contentSize")
     width, height = math.ceil(size["width"]), math.ceil(size["height"])
-    clipped = height > MAX_SHOT_HEIGHT
+    clipped = height > MAX_SHOT_HEIGHT and max_height == MAX_SHOT_HEIGHT
     shot = driver.cdp("Page.captureScreenshot", {
         "format": "png", "captureBeyondViewport": True,
-        "clip": {"x": 0, "y": 0, "width": width, "height": min(height, MAX_SHOT_HEIGHT), "scale": 1}},
+        "clip": {"x": 0, "y": 0, "width": width, "height": min(height, max_height), "scale": 1}},
         timeout=30)
     tmp = f"{path}.tmp"
     with open(tmp, "wb") as f:
@@ -710,12 +715,15 @@ def run_checks(driver, args, summary):
         elif by_id[cid]["series"] != n:
             failures.append(f"chart {cid}: expected {n} series, found {by_id[cid]['series']}")
 
-    if args.screenshot:
+    for path, height in ((args.screenshot, MAX_SHOT_HEIGHT), (args.screenshot_top, TOP_SHOT_HEIGHT)):
+        if not path:
+            continue
         try:
-            screenshot(driver, args.screenshot)
-            summary["screenshot"] = args.screenshot
+            screenshot(driver, path, height)
+            if not summary.get("screenshot"):
+                summary["screenshot"] = path
         except (WebDriverError, OSError, KeyError, ValueError) as e:
-            failures.append(f"screenshot {args.screenshot}: not written: {e}")
+            failures.append(f"screenshot {path}: not written: {e}")
 
     summary["tables"] = check_tables(driver, failures)
 
@@ -749,6 +757,7 @@ def parse_args(argv):
     p.add_argument("--min-charts", type=int, default=1, metavar="N")
     p.add_argument("--max-load-ms", type=float, metavar="M")
     p.add_argument("--screenshot", metavar="PATH")
+    p.add_argument("--screenshot-top", metavar="PATH")
     p.add_argument("--no-external", action="store_true")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S")
     p.add_argument("--chromedriver", default="/usr/bin/chromedriver", metavar="PATH")
@@ -760,6 +769,10 @@ def parse_args(argv):
         args.screenshot = os.path.abspath(args.screenshot)
         if not os.path.isdir(os.path.dirname(args.screenshot)):
             raise Usage(f"--screenshot {args.screenshot}: its folder does not exist")
+    if args.screenshot_top:
+        args.screenshot_top = os.path.abspath(args.screenshot_top)
+        if not os.path.isdir(os.path.dirname(args.screenshot_top)):
+            raise Usage(f"--screenshot-top {args.screenshot_top}: its folder does not exist")
     return args
 
 
