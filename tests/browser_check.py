@@ -38,7 +38,7 @@ Options:
   --min-charts N        at least N charts (default 1)
   --max-load-ms M       fail when loadEventEnd exceeds M ms
   --screenshot PATH     write a full-page PNG (written to PATH.tmp, renamed)
-  --screenshot-top PATH the same of the page's first 1500 px
+  --screenshot-top PATH the same of the page's first 4500 px
   --no-external         fail on any resource timing entry; on any src, href,
                         srcset, poster, data, xlink:href or action starting with
                         http://, https:// or // (hyperlinks included); on a
@@ -95,7 +95,7 @@ import urllib.request
 INSTALL_HINT = "run scripts/install-deps.sh with RAGSWEEP_WITH_TESTS=1"
 ELEMENT_KEY = "element-6066-11e4-a52e-4f735466cecf"  # W3C web element reference
 MAX_SHOT_HEIGHT = 20000  # px; beyond this the screenshot is cut (and says so)
-TOP_SHOT_HEIGHT = 1500   # px: --screenshot-top, the page's head (a picture for a README)
+TOP_SHOT_HEIGHT = 4500   # px: --screenshot-top, the page's head (a picture for a README)
 
 
 class Usage(Exception):

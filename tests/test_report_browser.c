@@ -6,7 +6,7 @@
  * off and checks that every chart drew every series, that every sortable
  * table sorts, that nothing was fetched and no error was logged, and that
  * the demo-sized eval report loads in under 2 s.  The screenshots, the
- * full page and its first 1500 px (README's picture), are written to
+ * full page and its first 4500 px (README's picture), are written to
  * BUILD/screenshots/report.png and report-top.png. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
