@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "annb_cli.h"
 #include "cli.h"
 #include "formats/corpus.h"
 #include "formats/csvio.h"
@@ -26,6 +27,8 @@ static void help(FILE *f)
 {
   fprintf(f,
           "usage: ragsweep eval CORPUS.h5 [RUNS.h5 ...] -o OUTDIR [options]\n"
+          "       ragsweep eval DATASET.hdf5 RESULT.hdf5 [...] -o OUTDIR [options]   (ann-benchmarks;\n"
+          "       measures k-nn, epsilon, largeepsilon, qps, build, indexsize, candidates, distcomps)\n"
           "\n"
           "Scores every run of the corpus and of the run files (which follow the corpus's\n"
           "query order) and writes OUTDIR/aggregate.csv, OUTDIR/latency.csv and, with\n"
@@ -249,6 +252,14 @@ int rs_cli_eval(int argc, char **argv)
   if (publish_opts_check(&po, "eval", 1) != 0) {
     sweep_opts_free(&so);
     return RS_EXIT_USAGE;
+  }
+  if (annb_is_dataset(argv[optind])) { /* an ann-benchmarks dataset and its results: annb_eval.c */
+    const annb_eval_args aa = {.dataset = argv[optind], .results = argv + optind + 1,
+                               .n_results = (size_t)(argc - optind - 1), .so = &so, .po = &po,
+                               .per_query = per_query, .quiet = quiet, .top = top, .batch_docs = batch_docs};
+    const int status = annb_eval(&aa);
+    sweep_opts_free(&so);
+    return status;
   }
   if ((rc = sweep_opts_gates(&so, 0, &gates, &err))) {
     fprintf(stderr, "ragsweep eval: %s\n", err.msg);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "annb_cli.h"
 #include "cli.h"
 #include "formats/import.h"
 
@@ -15,6 +16,7 @@ static void help(FILE *f)
           "usage: ragsweep import -o OUT.h5 (--qrels QRELS | --json EVALSET.json) [--docs FILE]\n"
           "                       [--queries FILE] [RUN ...]\n"
           "       ragsweep import -o OUT.h5 --queries FILE [--docs FILE] [RUN ...]\n"
+          "       ragsweep import -o OUT.h5 DATASET.hdf5 RESULT.hdf5 [...]   (ann-benchmarks)\n"
           "\n"
           "Writes a corpus (format version 1) from TREC qrels or a JSON evaluation set and any\n"
           "number of TREC runs.  RUN is PATH (named after the file, without its extension) or\n"
@@ -127,6 +129,11 @@ int rs_cli_import(int argc, char **argv)
       fprintf(stderr, "ragsweep import: unknown option '%s' (see 'ragsweep import --help')\n", argv[optind - 1]);
       goto done;
     }
+  }
+  if (out && !cfg.qrels_path && !cfg.json_path && !cfg.queries_path && !cfg.docs_path && !n_attr_args &&
+      optind < argc && annb_is_dataset(argv[optind])) { /* ann-benchmarks dataset + results: annb_eval.c */
+    free(attr_args);
+    return annb_import(out, argv + optind, (size_t)(argc - optind));
   }
   if (!out || (cfg.qrels_path && cfg.json_path) || (!cfg.qrels_path && !cfg.json_path && !cfg.queries_path)) {
     fprintf(stderr, "ragsweep import: expected -o OUT.h5 and one of --qrels, --json or (no judgments yet) --queries "
