@@ -9,25 +9,20 @@
 
 #include "formats/h5read.h"
 
-static const char *const dataset_links[] = {"train", "test", "neighbors", "distances"};
 static const char *const result_links[] = {"neighbors", "distances", "times"};
 
 rs__annb_kind rs__annb_kind_of(const char *path)
 {
-  rs__h5file *f = NULL;
-  rs_error err;
-  if (rs__h5_open(path, NULL, &f, &err) != RS_OK) return RS_ANNB_NONE;
-  rs__annb_kind kind = RS_ANNB_NONE;
-  int has[4];
-  for (size_t i = 0; i < 4; i++) has[i] = rs__h5_has(f, dataset_links[i]);
+  static const char *const names[] = {"train", "test", "neighbors", "distances", "times", "runs", "qrels", NULL};
+  enum { TRAIN = 1, TEST = 2, NEIGHBORS = 4, DISTANCES = 8, TIMES = 16, RUNS = 32, QRELS = 64 };
+  const uint32_t has = rs__h5_root_links(path, names);
   /* A ragsweep corpus or run file has /runs or /qrels; never take one for
    * ann-benchmarks, whatever else it holds. */
-  if (!rs__h5_has(f, "runs") && !rs__h5_has(f, "qrels")) {
-    if (has[0] && has[1] && has[2] && has[3]) kind = RS_ANNB_DATASET;
-    else if (!has[0] && !has[1] && has[2] && has[3] && rs__h5_has(f, "times")) kind = RS_ANNB_RESULT;
-  }
-  rs__h5_close(f);
-  return kind;
+  if (has & (RUNS | QRELS)) return RS_ANNB_NONE;
+  if ((has & (TRAIN | TEST | NEIGHBORS | DISTANCES)) == (TRAIN | TEST | NEIGHBORS | DISTANCES)) return RS_ANNB_DATASET;
+  if (!(has & (TRAIN | TEST)) && (has & (NEIGHBORS | DISTANCES | TIMES)) == (NEIGHBORS | DISTANCES | TIMES))
+    return RS_ANNB_RESULT;
+  return RS_ANNB_NONE;
 }
 
 /* The shape of a required dataset; "what" says what the file is for messages. */

@@ -760,6 +760,8 @@ typedef struct {
   const char *path;      /* the file */
   const char *only;      /* if set: read this dataset only */
   const char *const *numbers; /* if set: the numeric datasets the parent reads (NULL-terminated), in place of a corpus's */
+  const char *const *links;   /* if set: only look up these root links (NULL-terminated; at most 32) */
+  uint32_t links_found;       /* ... bit i: links[i] exists (written by the child) */
   uint64_t fsize;
   volatile uint64_t progress; /* bumped by the child at every step, watched by the parent */
 } probe_state;
@@ -986,8 +988,15 @@ static void probe_child(const char *path, probe_state *ps)
   signal(SIGABRT, SIG_DFL);
   h5_quiet();
   probe_mark(ps, "the superblock", NULL);
+  if (ps->links && H5Fis_hdf5(path) <= 0) _exit(0);
   hid_t fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (fid < 0) _exit(0); /* the parent's own open says why */
+  if (ps->links) {
+    for (unsigned i = 0; i < 32 && ps->links[i]; i++)
+      if (link_exists(fid, ps->links[i])) ps->links_found |= 1u << i;
+    H5Fclose(fid);
+    _exit(0);
+  }
   ps->fsize = file_size_of(fid);
   probe_object(fid, "/", ps);
   H5Lvisit(fid, H5_INDEX_NAME, H5_ITER_INC, probe_link, ps);
@@ -998,8 +1007,19 @@ static void probe_child(const char *path, probe_state *ps)
 
 /* Runs the probe of path in a child; only (if set) limits the strings read
  * to that dataset, skip (if set) excludes one. */
+static rs_code probe_file_links(const char *path, const char *only, const char *skip, const char *const *numbers,
+                                const char *const *links, uint32_t *found, rs_error *err);
+
 static rs_code probe_file(const char *path, const char *only, const char *skip, const char *const *numbers,
                           rs_error *err)
+{
+  return probe_file_links(path, only, skip, numbers, NULL, NULL, err);
+}
+
+/* As probe_file; with links set, the child only looks up those root links
+ * and reports them in *found. */
+static rs_code probe_file_links(const char *path, const char *only, const char *skip, const char *const *numbers,
+                                const char *const *links, uint32_t *found, rs_error *err)
 {
   probe_state *ps = mmap(NULL, sizeof *ps, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (ps == MAP_FAILED) return rs__fail(err, RS_NOMEM, "%s: cannot map memory to check the file: %s", path, strerror(errno));
@@ -1007,6 +1027,7 @@ static rs_code probe_file(const char *path, const char *only, const char *skip, 
   ps->only = only;
   ps->skip = skip;
   ps->numbers = numbers;
+  ps->links = links;
   ps->path = path;
   rs_code rc = RS_OK;
   /* The child holds the write end of a pipe: its end (exit or signal)
@@ -1075,6 +1096,7 @@ static rs_code probe_file(const char *path, const char *only, const char *skip, 
                   path, ps->what[0] ? ps->what : "the file", WTERMSIG(status));
   }
 done:
+  if (found) *found = rc ? 0 : ps->links_found;
   munmap(ps, sizeof *ps);
   return rc;
 }
@@ -1672,6 +1694,17 @@ void rs__h5_close(rs__h5file *f) { close_file(f); }
 const char *rs__h5_path(const rs__h5file *f) { return f->path; }
 
 int rs__h5_has(const rs__h5file *f, const char *name) { return link_exists(f->fid, name); }
+
+uint32_t rs__h5_root_links(const char *path, const char *const *names)
+{
+  FILE *probe = fopen(path, "rb");
+  if (!probe) return 0;
+  fclose(probe);
+  uint32_t found = 0;
+  h5_quiet();
+  if (probe_file_links(path, NULL, NULL, NULL, names, &found, NULL) != RS_OK) return 0;
+  return found;
+}
 
 static rs_code describe_root(const rs__h5file *f, const char *name, hid_t *d_out, dset_info *di, rs_error *err)
 {

@@ -33,6 +33,13 @@ const char *rs__h5_path(const rs__h5file *f);
 /* 1 when the root group has a link named name (no '/'). */
 int rs__h5_has(const rs__h5file *f, const char *name);
 
+/* Which of the root links names[0..] (NULL-terminated, at most 32) path
+ * has: bit i for names[i].  Looked up in a child process only, so that
+ * sniffing a file neither risks this process on a corrupt file nor
+ * changes libhdf5's state in it; a file that is not HDF5, cannot be read
+ * or crashes the child gives 0. */
+uint32_t rs__h5_root_links(const char *path, const char *const *names);
+
 typedef struct rs__h5_shape {
   int rank;         /* 1 or 2 */
   uint64_t dims[2]; /* dims[1] is 1 for a 1-D dataset */
