@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "direct_input.h"
 #include "formats/import.h"
 
 static void help(FILE *f)
@@ -64,38 +65,24 @@ static rs__attr_kind kind_of(const char *v, double *num)
   return RS_ATTR_STRING;
 }
 
-static char *run_name_from_path(const char *path)
-{
-  const char *base = strrchr(path, '/');
-  base = base ? base + 1 : path;
-  char *name = strdup(base);
-  if (!name) return NULL;
-  static const char *const exts[] = {".gz", ".txt", ".run", ".trec", ".tsv"};
-  for (int again = 1; again;) {
-    again = 0;
-    for (size_t i = 0; i < sizeof exts / sizeof *exts; i++) {
-      size_t l = strlen(name), e = strlen(exts[i]);
-      if (l > e && strcmp(name + l - e, exts[i]) == 0) name[l - e] = '\0', again = 1;
-    }
-  }
-  return name;
-}
-
 int rs_cli_import(int argc, char **argv)
 {
-  enum { OPT_QRELS = 256, OPT_JSON, OPT_ATTR, OPT_THREADS, OPT_DOCS, OPT_QUERIES };
+  enum { OPT_QRELS = 256, OPT_JSON, OPT_ATTR, OPT_THREADS, OPT_DOCS, OPT_QUERIES, OPT_SPLIT };
   static const struct option longs[] = {{"out", required_argument, 0, 'o'},      {"qrels", required_argument, 0, OPT_QRELS},
                                         {"json", required_argument, 0, OPT_JSON}, {"attr", required_argument, 0, OPT_ATTR},
                                         {"threads", required_argument, 0, OPT_THREADS}, {"help", no_argument, 0, 'h'},
                                         {"docs", required_argument, 0, OPT_DOCS},
                                         {"queries", required_argument, 0, OPT_QUERIES},
+                                        {"split", required_argument, 0, OPT_SPLIT},
                                         {0, 0, 0, 0}};
   rs__import_cfg cfg = {0};
   const char *out = NULL;
   char **attr_args = calloc((size_t)argc + 1, sizeof *attr_args);
   size_t n_attr_args = 0;
   rs__import_run *runs = NULL;
-  size_t n_runs = 0, *dropped = NULL;
+  size_t n_runs = 0, *dropped = NULL, *no_latency = NULL;
+  direct_plan plan = {0};
+  const char *split = NULL;
   int exit_code = RS_EXIT_USAGE, c;
   rs_error err = {0};
   if (!attr_args) return RS_EXIT_INPUT;
@@ -122,38 +109,52 @@ int rs_cli_import(int argc, char **argv)
     }
     case OPT_DOCS: cfg.docs_path = optarg; break;
     case OPT_QUERIES: cfg.queries_path = optarg; break;
+    case OPT_SPLIT: split = optarg; break;
     case 'h': help(stdout); free(attr_args); return RS_EXIT_OK;
     default:
       fprintf(stderr, "ragsweep import: unknown option '%s' (see 'ragsweep import --help')\n", argv[optind - 1]);
       goto done;
     }
   }
-  if (!out || (cfg.qrels_path && cfg.json_path) || (!cfg.qrels_path && !cfg.json_path && !cfg.queries_path)) {
-    fprintf(stderr, "ragsweep import: expected -o OUT.h5 and one of --qrels, --json or (no judgments yet) --queries "
-                    "alone (see --help)\n");
+  if (!out) {
+    fprintf(stderr, "ragsweep import: expected -o OUT.h5 (see --help)\n");
     goto done;
   }
-  n_runs = (size_t)(argc - optind);
-  if (!(runs = calloc(n_runs ? n_runs : 1, sizeof *runs)) || !(dropped = calloc(n_runs ? n_runs : 1, sizeof *dropped))) {
-    exit_code = RS_EXIT_INPUT;
-    goto done;
-  }
-  for (size_t i = 0; i < n_runs; i++) {
-    char *arg = argv[optind + (int)i], *eq = strchr(arg, '=');
-    if (eq && eq != arg) {
-      *eq = '\0';
-      runs[i].name = strdup(arg);
-      runs[i].path = eq + 1;
-    } else {
-      runs[i].name = run_name_from_path(arg);
-      runs[i].path = arg;
-    }
-    if (!runs[i].name) { exit_code = RS_EXIT_INPUT; goto done; }
-    if (!*runs[i].name || strchr(runs[i].name, '/')) {
-      fprintf(stderr, "ragsweep import: run name '%s' (from %s): expected a non-empty name without '/'\n", runs[i].name,
-              runs[i].path);
+  {
+    /* The positionals: runs, or judgments (qrels, BEIR qrels, a JSON eval
+     * set, a BEIR folder) and runs, sorted out as eval does. */
+    const direct_opts dop = {.cmd = "import",
+                             .qrels_path = cfg.qrels_path ? cfg.qrels_path : cfg.json_path,
+                             .split = split,
+                             .queries_path = cfg.queries_path,
+                             .runs_optional = 1};
+    if (optind < argc && direct_plan_make(&plan, argv + optind, (size_t)(argc - optind), &dop, &err)) {
+      fprintf(stderr, "ragsweep import: %s\n", err.msg);
+      exit_code = err.code == RS_USAGE ? RS_EXIT_USAGE : RS_EXIT_INPUT;
       goto done;
     }
+    if (plan.corpus) {
+      fprintf(stderr, "ragsweep import: %s: an HDF5 file; import reads text inputs (qrels, runs, a BEIR folder) "
+                      "into a corpus\n", argv[optind]);
+      goto done;
+    }
+    if (optind < argc) {
+      if (plan.qrels_path != cfg.json_path) cfg.qrels_path = plan.qrels_path, cfg.json_path = NULL;
+      if (plan.beir_dir && !cfg.queries_path && plan.beir_queries[0]) cfg.queries_path = plan.beir_queries;
+      if (plan.beir_dir && !cfg.docs_path && plan.beir_corpus[0]) cfg.docs_path = plan.beir_corpus;
+    }
+    runs = plan.runs;
+    n_runs = plan.n_runs;
+  }
+  if (!out || (cfg.qrels_path && cfg.json_path) || (!cfg.qrels_path && !cfg.json_path && !cfg.queries_path)) {
+    fprintf(stderr, "ragsweep import: expected -o OUT.h5 and one of --qrels, --json, judgments first (qrels or a "
+                    "BEIR folder) or (no judgments yet) --queries alone (see --help)\n");
+    goto done;
+  }
+  if (!(dropped = calloc(n_runs ? n_runs : 1, sizeof *dropped)) ||
+      !(no_latency = calloc(n_runs ? n_runs : 1, sizeof *no_latency))) {
+    exit_code = RS_EXIT_INPUT;
+    goto done;
   }
   for (size_t a = 0; a < n_attr_args; a++) {
     char *colon = strchr(attr_args[a], ':'), *eq = colon ? strchr(colon, '=') : NULL;
@@ -180,6 +181,7 @@ int rs_cli_import(int argc, char **argv)
   cfg.runs = runs;
   cfg.n_runs = n_runs;
   cfg.dropped = dropped;
+  cfg.no_latency = no_latency;
   if (rs__import(&cfg, out, &err)) {
     fprintf(stderr, "ragsweep import: %s\n", err.msg);
     exit_code = err.code == RS_USAGE ? RS_EXIT_USAGE : RS_EXIT_INPUT;
@@ -191,16 +193,18 @@ int rs_cli_import(int argc, char **argv)
     if (dropped[i])
       fprintf(stderr, "ragsweep import: note: run %s: %zu topic%s not in %s %s dropped\n", runs[i].name, dropped[i],
               dropped[i] == 1 ? "" : "s", cfg.queries_path, dropped[i] == 1 ? "was" : "were");
+  for (size_t i = 0; i < n_runs; i++)
+    if (no_latency[i])
+      fprintf(stderr, "ragsweep import: note: run %s gives no latency_ms for %zu of the corpus's queries (it does not "
+                      "rank them), so its latencies are not stored\n", runs[i].name, no_latency[i]);
   printf("wrote %s (%zu run%s%s%s)\n", out, n_runs, n_runs == 1 ? "" : "s", cfg.queries_path ? ", query texts" : "",
          cfg.docs_path ? ", doc texts" : "");
   exit_code = RS_EXIT_OK;
 done:
-  for (size_t i = 0; runs && i < n_runs; i++) {
-    free((char *)runs[i].name);
-    free(runs[i].attrs);
-  }
-  free(runs);
+  for (size_t i = 0; runs && i < n_runs; i++) free(runs[i].attrs);
+  direct_plan_free(&plan);
   free(dropped);
+  free(no_latency);
   free(attr_args);
   return exit_code;
 }

@@ -33,12 +33,31 @@ const char *rs__input_kind_name(rs__input_kind k)
   return "unrecognised input";
 }
 
+const char *rs__input_kind_article(rs__input_kind k)
+{
+  switch (k) {
+  case RS_INPUT_HDF5: return "an HDF5 file";
+  case RS_INPUT_ANNB_DATASET: return "an ann-benchmarks dataset";
+  case RS_INPUT_ANNB_RESULT: return "an ann-benchmarks result";
+  case RS_INPUT_TREC_RUN: return "a TREC run";
+  case RS_INPUT_TREC_QRELS: return "TREC qrels";
+  case RS_INPUT_BEIR_QRELS: return "BEIR qrels (TSV)";
+  case RS_INPUT_JSONL_RUN: return "a JSONL run";
+  case RS_INPUT_CSV_RUN: return "a CSV/TSV run";
+  case RS_INPUT_BEIR_DIR: return "a BEIR folder";
+  case RS_INPUT_JSON_EVALSET: return "a JSON eval set";
+  case RS_INPUT_TEXTS: return "a JSONL text collection";
+  case RS_INPUT_UNKNOWN:
+  case RS_INPUT_N_KINDS: break;
+  }
+  return "an unrecognised input";
+}
+
 rs_code rs__detect_fail(rs_error *err, const char *path, const rs__detected *d, const char *role,
                         const char *expected)
 {
   if (d->kind != RS_INPUT_UNKNOWN)
-    return rs__fail(err, RS_FORMAT, "%s: a %s, not a %s (found: %s); expected %s", path,
-                    rs__input_kind_name(d->kind), role, d->found, expected);
+    return rs__fail(err, RS_FORMAT, "%s: %s, not a %s; expected %s", path, d->found, role, expected);
   return rs__fail(err, RS_FORMAT, "%s: not a %s ragsweep reads (found: %s); expected %s", path, role, d->found,
                   expected);
 }
@@ -90,7 +109,6 @@ static void detect_dir(const char *path, rs__detected *d)
             qrels = is_dir(path, "qrels");
   if (qrels && (corpus || queries)) {
     d->kind = RS_INPUT_BEIR_DIR;
-    snprintf(d->found, sizeof d->found, "a BEIR folder");
     return;
   }
   snprintf(d->found, sizeof d->found, "a folder with%s%s%s%s", corpus ? " corpus.jsonl" : "",
@@ -297,6 +315,7 @@ static rs_code detect_text(const char *path, rs__detected *d, rs_error *err)
     have += got;
   }
   if (!rc) {
+    d->text = !memchr(buf, '\0', have);
     if (have == 0) snprintf(d->found, sizeof d->found, "an empty file");
     else if (memchr(buf, '\0', have)) describe_bytes(d->found, sizeof d->found, (unsigned char *)buf, have);
     else if (!have_line) snprintf(d->found, sizeof d->found, "only blank or comment lines");
@@ -324,6 +343,7 @@ rs_code rs__detect(const char *path, rs__detected *out, rs_error *err)
   if (stat(path, &st) != 0) return rs__fail(err, RS_IO, "%s: cannot open: %s", path, strerror(errno));
   if (S_ISDIR(st.st_mode)) {
     detect_dir(path, &d);
+    if (d.kind != RS_INPUT_UNKNOWN) snprintf(d.found, sizeof d.found, "%s", rs__input_kind_article(d.kind));
     *out = d;
     return RS_OK;
   }
@@ -333,13 +353,13 @@ rs_code rs__detect(const char *path, rs__detected *out, rs_error *err)
   close(fd);
   if (hdf5) {
     d.kind = hdf5_kind(path);
-    snprintf(d.found, sizeof d.found, "an HDF5 file");
+    snprintf(d.found, sizeof d.found, "%s", rs__input_kind_article(d.kind));
     *out = d;
     return RS_OK;
   }
   rs_code rc = detect_text(path, &d, err);
   if (rc) return rc;
-  if (d.kind != RS_INPUT_UNKNOWN) snprintf(d.found, sizeof d.found, "a %s", rs__input_kind_name(d.kind));
+  if (d.kind != RS_INPUT_UNKNOWN) snprintf(d.found, sizeof d.found, "%s", rs__input_kind_article(d.kind));
   *out = d;
   return RS_OK;
 }

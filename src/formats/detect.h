@@ -56,6 +56,7 @@ typedef enum {
 typedef struct rs__detected {
   rs__input_kind kind;
   char delim;      /* RS_INPUT_CSV_RUN, RS_INPUT_BEIR_QRELS: ',' or '\t' */
+  int text;        /* a file of text lines (empty included), not binary, not a folder */
   char found[200]; /* what the start of the input looks like, for messages */
 } rs__detected;
 
@@ -66,6 +67,8 @@ rs_code rs__detect(const char *path, rs__detected *out, rs_error *err);
 
 /* "TREC run", "BEIR folder", ...: the kind in a few words, for messages. */
 const char *rs__input_kind_name(rs__input_kind k);
+/* The same with its article: "a TREC run", "an HDF5 file", "TREC qrels". */
+const char *rs__input_kind_article(rs__input_kind k);
 
 /* One line per accepted format with its shape, for help texts and the
  * message about an unrecognised input. */
@@ -78,8 +81,8 @@ const char *rs__input_kind_name(rs__input_kind k);
   "eval set ({\"queries\": [...]}) or a BEIR folder (corpus.jsonl, queries.jsonl, qrels/)"
 
 /* RS_FORMAT: "PATH: not a ROLE ragsweep reads (found: FOUND); expected
- * EXPECTED", with d's description of what was found (d->kind named when it
- * is known).  role: "run", "qrels", ...; expected: one of the lists above,
+ * EXPECTED" for an unknown input, "PATH: a TREC run, not a ROLE; expected
+ * EXPECTED" for a known one.  role: "run", "qrels", ...; expected: one of the lists above,
  * or any text. */
 rs_code rs__detect_fail(rs_error *err, const char *path, const rs__detected *d, const char *role,
                         const char *expected);
