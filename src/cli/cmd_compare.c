@@ -86,9 +86,10 @@ static void help(FILE *f)
           "      --ties=trec|stored    as in eval\n"
           "      --threads N           threads, 1 to 4096 (default: OMP_NUM_THREADS or all cores)\n"
           "      --timing              print where the time went on stderr\n"
-          "      --qrels FILE          with a corpus: TREC qrels to score with, in place of its\n"
-          "                            /qrels (ids matched to the corpus); with text runs: their\n"
-          "                            judgments (TREC qrels, BEIR qrels or a JSON eval set)\n"
+          "      --qrels FILE          TREC qrels to score with, in place of the corpus's /qrels\n"
+          "                            (ids matched to the corpus); with text runs: their\n"
+          "                            judgments (TREC qrels, BEIR qrels or a JSON eval set), and\n"
+          "                            every positional is a run\n"
           "      --split NAME          a BEIR folder's qrels/NAME.tsv (default test)\n");
   fputs(PUBLISH_OPTS_HELP, f);
   fprintf(f,

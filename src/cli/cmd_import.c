@@ -15,13 +15,21 @@ static void help(FILE *f)
   fprintf(f,
           "usage: ragsweep import -o OUT.h5 (--qrels QRELS | --json EVALSET.json) [--docs FILE]\n"
           "                       [--queries FILE] [RUN ...]\n"
+          "       ragsweep import -o OUT.h5 QRELS|BEIR_DIR [--split NAME] [RUN ...]\n"
           "       ragsweep import -o OUT.h5 --queries FILE [--docs FILE] [RUN ...]\n"
           "\n"
-          "Writes a corpus (format version 1) from TREC qrels or a JSON evaluation set and any\n"
-          "number of TREC runs.  RUN is PATH (named after the file, without its extension) or\n"
-          "NAME=PATH.  Rankings are stored in trec_eval's order with their scores, so 'ragsweep\n"
-          "eval' on the corpus gives what trec_eval gives on the files.  With qrels, run topics\n"
-          "the qrels do not judge are dropped (trec_eval ignores them).\n"
+          "Writes a corpus (format version 1) from judgments and any number of runs.\n"
+          "Judgments: TREC qrels, BEIR qrels (TSV query-id, corpus-id, score), a JSON eval\n"
+          "set, or a BEIR folder (its qrels/SPLIT.tsv, and the texts of queries.jsonl and\n"
+          "corpus.jsonl), given with --qrels/--json or as the first positional.  A RUN is a\n"
+          "TREC run, a JSONL run ({\"query_id\", \"doc_ids\", \"scores\", \"latency_ms\"} a line)\n"
+          "or a CSV/TSV run (a header naming query_id, doc_id and optionally rank, score,\n"
+          "latency_ms), plain or gzip, detected from the content; PATH (named after the\n"
+          "file without its extensions) or NAME=PATH.  Rankings are stored in trec_eval's\n"
+          "order with their scores (a run without scores ranks in its listed order), so\n"
+          "'ragsweep eval' on the corpus gives what trec_eval gives on the files.  Run\n"
+          "topics the judgments do not judge are dropped (trec_eval ignores them);\n"
+          "latency_ms is stored in seconds.\n"
           "\n"
           "No judgments yet: give --queries without --qrels/--json.  The corpus's queries are the\n"
           "ids of the queries file, its qrels are empty, and each run's rankings of those queries\n"
@@ -32,7 +40,8 @@ static void help(FILE *f)
           "\n"
           "options:\n"
           "  -o, --out FILE           the corpus to write (replaced atomically)\n"
-          "      --qrels FILE         TREC qrels: qid iter docno grade (plain or gzip)\n"
+          "      --qrels FILE         TREC qrels (qid iter docno grade), BEIR qrels or a JSON eval\n"
+          "                           set; every positional is then a run\n"
           "      --json FILE          {\"queries\": [{\"id\", \"query\", \"relevant_doc_ids\",\n"
           "                           \"graded_relevance\": {doc: grade}}]}\n"
           "      --docs FILE          doc texts -> /docs/text: TSV \"id<TAB>text\" (MS MARCO) or JSONL\n"
@@ -43,6 +52,7 @@ static void help(FILE *f)
           "                           Without --qrels/--json, its ids are the queries\n"
           "      --attr NAME:KEY=VAL  a configuration attribute of run NAME (repeatable);\n"
           "                           integers and decimals are stored as numbers\n"
+          "      --split NAME         a BEIR folder's qrels/NAME.tsv (default test)\n"
           "      --threads N          threads for reading runs\n"
           "  -h, --help               this help\n");
 }
@@ -129,7 +139,11 @@ int rs_cli_import(int argc, char **argv)
                              .queries_path = cfg.queries_path,
                              .runs_optional = 1};
     if (optind < argc && direct_plan_make(&plan, argv + optind, (size_t)(argc - optind), &dop, &err)) {
-      fprintf(stderr, "ragsweep import: %s\n", err.msg);
+      if (err.code == RS_USAGE && !dop.qrels_path && !cfg.queries_path && !plan.qrels_path)
+        fprintf(stderr, "ragsweep import: expected -o OUT.h5 and one of --qrels, --json or (no judgments yet) "
+                        "--queries alone, or judgments (TREC or BEIR qrels, a JSON eval set, a BEIR folder) before "
+                        "the runs (%s; see --help)\n", err.msg);
+      else fprintf(stderr, "ragsweep import: %s\n", err.msg);
       exit_code = err.code == RS_USAGE ? RS_EXIT_USAGE : RS_EXIT_INPUT;
       goto done;
     }

@@ -117,15 +117,14 @@ rs_code direct_plan_make(direct_plan *p, char **pos, size_t n_pos, const direct_
     return RS_OK;
   }
   size_t r0 = 0;
-  if (is_judgments(d.kind) && first == pos[0]) {
+  /* With --qrels every positional is a run; a BEIR folder (never a run)
+   * keeps its texts and split, --qrels replacing its qrels. */
+  if (is_judgments(d.kind) && first == pos[0] && (!o->qrels_path || d.kind == RS_INPUT_BEIR_DIR)) {
     r0 = 1;
     if (d.kind == RS_INPUT_BEIR_DIR) {
       p->beir_dir = pos[0];
       if ((rc = beir_files(p, pos[0], o->split ? o->split : "test", err))) return rc;
       p->qrels_path = o->qrels_path ? o->qrels_path : p->beir_qrels;
-    } else if (o->qrels_path) {
-      return rs__fail(err, RS_USAGE, "two sets of judgments: %s (%s) and --qrels %s; give one", pos[0],
-                      rs__input_kind_article(d.kind), o->qrels_path);
     } else {
       p->qrels_path = pos[0];
     }

@@ -45,7 +45,7 @@ typedef struct direct_plan {
 
 /* Sorts the positionals out.  Errors: RS_IO (unreadable), RS_FORMAT (a
  * first positional of no known format: the message lists the formats),
- * RS_USAGE (two sets of judgments, no runs, no judgments, a bad run name). */
+ * RS_USAGE (no runs, no judgments, a bad run name). */
 rs_code direct_plan_make(direct_plan *p, char **pos, size_t n_pos, const direct_opts *o, rs_error *err);
 void direct_plan_free(direct_plan *p);
 
