@@ -4,7 +4,7 @@
  * import reads every run with the trec_eval engine (trecrun.h), so that a
  * ranking is built the same way whatever file it came from: these readers
  * write a run's rows as TREC run lines ("qid Q0 doc rank score ragsweep",
- * scores printed so that they read back to the same double) into a stream
+ * the score written as the file wrote it, -rank without one) into a stream
  * the caller owns, and keep what TREC cannot carry (latency) aside.  The
  * readers check everything the TREC reader would otherwise report about a
  * temporary file, and name the original file, line and field instead.
