@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "formats/detect.h"
 #include "metrics/knn.h"
 
 static const char *script = "tests/indep/annb_check.py";
@@ -297,4 +298,46 @@ Test(annb, gates_on_ann_benchmarks_figures)
                       "hnsw(M=16),nDCG@4 >= 0.5,nDCG@4,>=,0.5,0.8983966749986836,true\n"
                       "ivf(n_probe=1),nDCG@4 >= 0.5,nDCG@4,>=,0.5,0.5871133133185968,true\n");
   free(g);
+}
+
+/* --- detection (formats/detect.c) and the other commands ------------------------- */
+
+Test(annb, detected_from_the_root_links)
+{
+  rs__detected d;
+  rs_error err = {0};
+  cr_assert_eq(rs__detect(in("tiny.hdf5"), &d, &err), RS_OK, "%s", err.msg);
+  cr_expect_eq(d.kind, RS_INPUT_ANNB_DATASET);
+  cr_assert_eq(rs__detect(in("r2.hdf5"), &d, &err), RS_OK, "%s", err.msg);
+  cr_expect_eq(d.kind, RS_INPUT_ANNB_RESULT);
+  /* A result without distances is not recognised: it goes the corpus way. */
+  cr_assert_eq(rs__detect(in("no_distances.hdf5"), &d, &err), RS_OK, "%s", err.msg);
+  cr_expect_eq(d.kind, RS_INPUT_HDF5);
+  /* A ragsweep corpus imported from them stays a corpus. */
+  char *corpus = th_join(th_fresh_dir(), "c.h5");
+  char *a[] = {"import", "-o", corpus, in("tiny.hdf5"), in("r2.hdf5"), NULL};
+  th_result r = ragsweep(a);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  th_free(&r);
+  cr_assert_eq(rs__detect(corpus, &d, &err), RS_OK, "%s", err.msg);
+  cr_expect_eq(d.kind, RS_INPUT_HDF5);
+}
+
+Test(annb, result_first_or_another_command)
+{
+  char *out = th_join(th_fresh_dir(), "out");
+  char *a1[] = {"eval", in("r1.hdf5"), in("r2.hdf5"), "-o", out, NULL};
+  th_result r = ragsweep(a1);
+  cr_expect_eq(r.status, 1, "%s", r.err);
+  char want[900];
+  snprintf(want, sizeof want, "ragsweep eval: %s: an ann-benchmarks result first; give its dataset first, then the "
+           "results ('ragsweep eval DATASET.hdf5 RESULT.hdf5 ... -o OUT')\n", in("r1.hdf5"));
+  cr_expect_str_eq(r.err, want);
+  th_free(&r);
+  char *a2[] = {"compare", in("tiny.hdf5"), in("r1.hdf5"), in("r2.hdf5"), "-o", out, NULL};
+  r = ragsweep(a2);
+  cr_expect_eq(r.status, 1, "%s", r.err);
+  cr_expect(strstr(r.err, "ann-benchmarks files are read by eval and import"), "%s", r.err);
+  cr_expect(!th_exists(out));
+  th_free(&r);
 }
