@@ -71,8 +71,10 @@ static const bad_case cases[] = {
   {"version as a string", 0, 0, 0, 0, 0, "check %D/version_string.h5", 2, "expected the integer 1, found the string \"1\"", 0},
   {"run without doc", 0, 0, 0, 0, 0, "check %D/no_run_doc.h5", 2, "missing dataset /runs/r/doc", 0},
   /* not HDF5 at all */
-  {"TREC files given to eval", "q.txt", QRELS, "r.txt", RUN, 0, "eval %T/q.txt %T/r.txt -o %T/out", 2,
-   "expected an HDF5 corpus, found something else; for TREC files run 'ragsweep import -o corpus.h5 --qrels qrels.txt run.txt'", "out"},
+  {"text file given to eval", "x.h5", "hello\n", "r.txt", RUN, 0, "eval %T/x.h5 %T/r.txt -o %T/out", 2,
+   "x.h5: not an input ragsweep reads (found: a first line of 1 field: 'hello'); expected a ragsweep corpus (HDF5), judgments then runs", "out"},
+  {"TREC run without judgments given to eval", "r.txt", RUN, 0, 0, 0, "eval %T/r.txt -o %T/out", 1,
+   "r.txt: a TREC run, and runs are scored against judgments", "out"},
   {"text file given to check", "x.h5", "hello\n", 0, 0, 0, "check %T/x.h5", 2, "expected an HDF5 corpus", 0},
   {"empty file given to export", "x.h5", "", 0, 0, 0, "export %T/x.h5 -o %T/out", 2, "expected an HDF5 corpus", "out"},
   {"missing corpus", 0, 0, 0, 0, 0, "check %T/none.h5", 2, "none.h5: cannot open: No such file or directory", 0},

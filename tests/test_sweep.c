@@ -344,7 +344,7 @@ Test(broken, structure)
   const char *txt = th_write_temp(0, "not.h5", "hello\n");
   r = ragsweep("eval", txt, "-o", dir, NULL, NULL, NULL, NULL);
   cr_expect_eq(r.status, 2);
-  cr_expect(strstr(r.err, "expected an HDF5 corpus, found something else"), "%s", r.err);
+  cr_expect(strstr(r.err, "not.h5: not an input ragsweep reads (found: a first line of 1 field: 'hello')"), "%s", r.err);
   th_free(&r);
   r = ragsweep("eval", "/nonexistent/c.h5", "-o", dir, NULL, NULL, NULL, NULL);
   cr_expect_eq(r.status, 2);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "direct_input.h"
 #include "stats/compare.h"
 #include "formats/csvio.h"
 #include "gate.h"
@@ -29,7 +30,12 @@ static void help(FILE *f)
 {
   fprintf(f,
           "usage: ragsweep compare CORPUS.h5 [RUNS.h5 ...] -o OUTDIR [options]\n"
+          "       ragsweep compare QRELS|BEIR_DIR RUN RUN [RUN ...] -o OUTDIR [options]\n"
+          "       ragsweep compare --qrels QRELS RUN RUN [RUN ...] -o OUTDIR [options]\n"
           "       ragsweep compare --per-query FILE.csv -o OUTDIR [options]\n"
+          "\n"
+          "Text inputs (TREC, JSONL or CSV/TSV runs with their judgments) are read as in\n"
+          "'ragsweep eval --help'.\n"
           "\n"
           "Compares configurations on per-query values: every run against a baseline\n"
           "(--baseline RUN, default the first run) or every pair (--all-pairs).  Per measure\n"
@@ -81,7 +87,10 @@ static void help(FILE *f)
           "      --threads N           threads, 1 to 4096 (default: OMP_NUM_THREADS or all cores)\n"
           "      --timing              print where the time went on stderr\n"
           "      --qrels FILE          TREC qrels to score with, in place of the corpus's /qrels\n"
-          "                            (ids matched to the corpus)\n");
+          "                            (ids matched to the corpus); with text runs: their\n"
+          "                            judgments (TREC qrels, BEIR qrels or a JSON eval set), and\n"
+          "                            every positional is a run\n"
+          "      --split NAME          a BEIR folder's qrels/NAME.tsv (default test)\n");
   fputs(PUBLISH_OPTS_HELP, f);
   fprintf(f,
           "  -h, --help                this help\n"
@@ -593,7 +602,7 @@ int rs_cli_compare(int argc, char **argv)
   scfg.ties_stored = so.ties_stored;
   const char *usage_msg = NULL;
   if (!out_dir || (pq_path ? optind != argc : optind >= argc))
-    usage_msg = "expected CORPUS.h5 [RUNS.h5 ...] -o OUTDIR, or --per-query FILE.csv -o OUTDIR";
+    usage_msg = "expected CORPUS.h5 [RUNS.h5 ...] -o OUTDIR, QRELS RUN RUN ... -o OUTDIR, or --per-query FILE.csv -o OUTDIR";
   else if (all_pairs && (baseline_name || worse_than))
     usage_msg = "--all-pairs compares every pair; it takes no --baseline or --fail-if-worse-than";
   else if (worse_than && baseline_name && strcmp(worse_than, baseline_name) != 0)
@@ -693,8 +702,8 @@ int rs_cli_compare(int argc, char **argv)
     }
   } else {
     inp = &in; /* set first: a partly opened input is closed on the way out too */
-    if ((rc = sweep_input_open(&in, argv[optind], argv + optind + 1, (size_t)(argc - optind - 1), &err))) goto fail;
-    if (so.qrels_path && (rc = sweep_input_use_qrels(&in, so.qrels_path, &err))) goto fail;
+    const direct_opts dop = {.cmd = "compare", .qrels_path = so.qrels_path, .split = so.split, .threads = (int)threads};
+    if ((rc = sweep_input_open_args(&in, argv + optind, (size_t)(argc - optind), &dop, NULL, &err))) goto fail;
     const size_t max_k = sweep_input_max_k(&in);
     if ((rc = gate_spec(measures, n_measures, gates, n_gates, NULL, 0, max_k ? max_k : 1000, &spec, &err))) goto fail;
     n_meas = spec->n_out;

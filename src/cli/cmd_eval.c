@@ -11,7 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "annb_cli.h"
 #include "cli.h"
+#include "direct_input.h"
 #include "formats/corpus.h"
 #include "formats/csvio.h"
 #include "gate.h"
@@ -28,15 +30,29 @@ static void help(FILE *f)
 {
   fprintf(f,
           "usage: ragsweep eval CORPUS.h5 [RUNS.h5 ...] -o OUTDIR [options]\n"
+          "       ragsweep eval QRELS|BEIR_DIR RUN [RUN ...] -o OUTDIR [options]\n"
+          "       ragsweep eval --qrels QRELS RUN [RUN ...] -o OUTDIR [options]\n"
+          "       ragsweep eval DATASET.hdf5 RESULT.hdf5 [...] -o OUTDIR [options]   (ann-benchmarks;\n"
+          "       measures k-nn, epsilon, largeepsilon, qps, build, indexsize, candidates, distcomps)\n"
           "\n"
           "Scores every run of the corpus and of the run files (which follow the corpus's\n"
-          "query order) and writes OUTDIR/aggregate.csv, OUTDIR/latency.csv (percentiles),\n"
-          "OUTDIR/latency_hist.csv (histogram) and, with --per-query, OUTDIR/per_query.csv.\n"
-          "Prints a leaderboard on stdout.\n"
+          "query order), or text runs against their judgments, and writes\n"
+          "OUTDIR/aggregate.csv, OUTDIR/latency.csv (percentiles), OUTDIR/latency_hist.csv\n"
+          "(histogram) and, with --per-query, OUTDIR/per_query.csv.  Prints a leaderboard.\n"
           "aggregate.csv's last column, queries, names the query policy: ranked (default)\n"
           "or all.  A re-run replaces eval's files in OUTDIR: per_query.csv, worst.csv and\n"
           "gates.csv are removed when this run does not write them.\n"
           "\n"
+          "Text inputs (detected from the content; plain or gzip): QRELS is TREC qrels, BEIR\n"
+          "qrels (TSV query-id, corpus-id, score) or a JSON eval set; BEIR_DIR a BEIR folder\n"
+          "(qrels/SPLIT.tsv); a RUN is PATH (named after the file without its extensions)\n"
+          "or NAME=PATH, in TREC (qid Q0 doc rank score tag), JSONL ({\"query_id\",\n"
+          "\"doc_ids\", \"scores\", \"latency_ms\"} a line) or CSV/TSV (a header naming\n"
+          "query_id, doc_id and optionally rank, score, latency_ms).  They are imported as\n"
+          "'ragsweep import' does into a temporary corpus (in TMPDIR, removed at the end),\n"
+          "then scored: the values are those of import followed by eval.\n"
+          "\n");
+  fprintf(f,
           "options:\n"
           "  -o, --out DIR          output folder (created if missing)\n"
           "  -m, --measure NAME     measure (repeatable); ir_measures names: P@5 R@100 F1@5\n"
@@ -58,7 +74,10 @@ static void help(FILE *f)
           "      --gate 'M>=X'      quality gate (repeatable; >=, >, <=, <): prints a check line per\n"
           "                         configuration, writes OUTDIR/gates.csv, exit status 3 if any fails\n"
           "      --qrels FILE       TREC qrels to score with, in place of the corpus's /qrels\n"
-          "                         (ids matched to the corpus)\n"
+          "                         (ids matched to the corpus); with text runs: their judgments\n"
+          "                         (TREC qrels, BEIR qrels or a JSON eval set), and every\n"
+          "                         positional is a run\n"
+          "      --split NAME       a BEIR folder's qrels/NAME.tsv (default test)\n"
           "      --worst N          write OUTDIR/worst.csv: per run and measure the N worst queries\n"
           "                         (value, first relevant rank, relevant count), and the queries\n"
           "                         with no relevant doc retrieved; with query texts in the corpus,\n"
@@ -275,13 +294,22 @@ int rs_cli_eval(int argc, char **argv)
     }
   }
   if (optind >= argc || !so.out_dir) {
-    fprintf(stderr, "ragsweep eval: expected CORPUS.h5 [RUNS.h5 ...] -o OUTDIR (see 'ragsweep eval --help')\n");
+    fprintf(stderr, "ragsweep eval: expected CORPUS.h5 [RUNS.h5 ...] -o OUTDIR, or QRELS RUN [RUN ...] -o OUTDIR "
+                    "(see 'ragsweep eval --help')\n");
     sweep_opts_free(&so);
     return RS_EXIT_USAGE;
   }
   if (publish_opts_check(&po, "eval", 1) != 0) {
     sweep_opts_free(&so);
     return RS_EXIT_USAGE;
+  }
+  if (annb_is_dataset(argv[optind])) { /* an ann-benchmarks dataset and its results: annb_eval.c */
+    const annb_eval_args aa = {.dataset = argv[optind], .results = argv + optind + 1,
+                               .n_results = (size_t)(argc - optind - 1), .so = &so, .po = &po,
+                               .per_query = per_query, .quiet = quiet, .top = top, .batch_docs = batch_docs};
+    const int status = annb_eval(&aa);
+    sweep_opts_free(&so);
+    return status;
   }
   if ((rc = sweep_opts_gates(&so, 0, &gates, &err))) {
     fprintf(stderr, "ragsweep eval: %s\n", err.msg);
@@ -310,8 +338,8 @@ int rs_cli_eval(int argc, char **argv)
 
   rs__sweep_timing tm = {0};
   const double t_start = rs__seconds();
-  if ((rc = sweep_input_open(&in, argv[optind], argv + optind + 1, (size_t)(argc - optind - 1), &err))) goto fail;
-  if (so.qrels_path && (rc = sweep_input_use_qrels(&in, so.qrels_path, &err))) goto fail;
+  const direct_opts dop = {.cmd = "eval", .qrels_path = so.qrels_path, .split = so.split, .threads = (int)threads};
+  if ((rc = sweep_input_open_args(&in, argv + optind, (size_t)(argc - optind), &dop, NULL, &err))) goto fail;
   {
     /* Nothing judged (a corpus imported without qrels): every run scores
      * num_q 0, as trec_eval does; say why, and how to get scores. */

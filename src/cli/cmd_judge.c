@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "direct_input.h"
 #include "llm/judge.h"
 #include "llm_opts.h"
 #include "sweep_io.h"
@@ -21,6 +22,8 @@ static void help(FILE *f)
 {
   fprintf(f,
           "usage: ragsweep judge CORPUS.h5 [RUNS.h5 ...] -o OUTDIR --model NAME [options]\n"
+          "       ragsweep judge BEIR_DIR RUN [RUN ...] -o OUTDIR --model NAME [options]\n"
+          "       ragsweep judge --queries FILE --docs FILE RUN [RUN ...] -o OUTDIR --model NAME\n"
           "\n"
           "Asks an LLM, over an OpenAI-compatible API (OpenAI, Ollama, vLLM, llama.cpp's\n"
           "server), to label every (query, passage) pair in the top --depth of the runs,\n"
@@ -29,6 +32,12 @@ static void help(FILE *f)
           "Writes OUTDIR/qrels.txt (TREC qrels of the labelled pairs), OUTDIR/judgments.jsonl\n"
           "(one line per pair, failures included) and, when the corpus has human qrels for\n"
           "some pairs, OUTDIR/agreement.csv.  Score with: ragsweep eval --qrels OUTDIR/qrels.txt\n"
+          "\n"
+          "Text runs (TREC, JSONL, CSV/TSV; see 'ragsweep eval --help') are imported into a\n"
+          "temporary corpus first.  With a BEIR folder the queries are those of its qrels\n"
+          "(--split), the texts its queries.jsonl and corpus.jsonl; with --queries and no\n"
+          "judgments, the queries are the ids of the queries file; --qrels gives judgments\n"
+          "already made (for --holes-only and agreement.csv).\n"
           "\n"
           "what to judge:\n"
           "  -o, --out DIR            output folder (created if missing)\n"
@@ -39,6 +48,9 @@ static void help(FILE *f)
           "                           default: the corpus's /queries/text\n"
           "      --docs FILE          passage texts (TSV, or BEIR corpus.jsonl with title); default:\n"
           "                           the corpus's /docs/text\n"
+          "      --qrels FILE         judgments: with a corpus, in place of its /qrels; with text\n"
+          "                           runs, TREC qrels, BEIR qrels or a JSON eval set\n"
+          "      --split NAME         a BEIR folder's qrels/NAME.tsv (default test)\n"
           "how to ask:\n"
           "      --prompt P           binary (default: YES/NO -> 1/0), graded (0-3, UMBRELA's\n"
           "                           scale), or a prompt file (README, \"Prompt files\")\n"
@@ -58,7 +70,7 @@ static void show_progress(void *ctx, const rs__judge_stats *s)
   llm_progress_show(ctx, "judge", NULL, s->done, s->requests, s->cached, s->sent, s->wall_s, s->request_failures);
 }
 
-enum { OPT_DEPTH = 256, OPT_HOLES, OPT_TIES, OPT_QUERIES, OPT_DOCS, OPT_PROMPT, OPT_SAMPLES, OPT_MAX_DOC };
+enum { OPT_DEPTH = 256, OPT_HOLES, OPT_TIES, OPT_QUERIES, OPT_DOCS, OPT_PROMPT, OPT_SAMPLES, OPT_MAX_DOC, OPT_QRELS, OPT_SPLIT };
 
 int rs_cli_judge(int argc, char **argv)
 {
@@ -67,9 +79,10 @@ int rs_cli_judge(int argc, char **argv)
       {"holes-only", no_argument, 0, OPT_HOLES},    {"ties", required_argument, 0, OPT_TIES},
       {"queries", required_argument, 0, OPT_QUERIES}, {"docs", required_argument, 0, OPT_DOCS},
       {"prompt", required_argument, 0, OPT_PROMPT}, {"samples", required_argument, 0, OPT_SAMPLES},
-      {"max-doc-chars", required_argument, 0, OPT_MAX_DOC}, LLM_OPTS_LONG,
+      {"max-doc-chars", required_argument, 0, OPT_MAX_DOC}, {"qrels", required_argument, 0, OPT_QRELS},
+      {"split", required_argument, 0, OPT_SPLIT},   LLM_OPTS_LONG,
       {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
-  const char *out_dir = NULL, *prompt_spec = "binary", *cache_path = NULL;
+  const char *out_dir = NULL, *prompt_spec = "binary", *cache_path = NULL, *qrels_path = NULL, *split = NULL;
   rs__judge_cfg cfg = {0};
   cfg.depth = 10;
   cfg.samples = 1;
@@ -98,6 +111,8 @@ int rs_cli_judge(int argc, char **argv)
     case OPT_QUERIES: cfg.queries_path = optarg; break;
     case OPT_DOCS: cfg.docs_path = optarg; break;
     case OPT_PROMPT: prompt_spec = optarg; break;
+    case OPT_QRELS: qrels_path = optarg; break;
+    case OPT_SPLIT: split = optarg; break;
     case OPT_SAMPLES:
       if (!parse_count(optarg, 1, &v) || v > 1000) return llm_usage_error("judge", "--samples: expected an integer from 1 to 1000, found '%s'", optarg);
       cfg.samples = (int)v;
@@ -124,7 +139,7 @@ int rs_cli_judge(int argc, char **argv)
   const size_t n_pos = (size_t)(argc - optind);
   int status = RS_EXIT_OK;
   if (n_pos == 0) {
-    return llm_usage_error("judge", "expected CORPUS.h5 (and run files)");
+    return llm_usage_error("judge", "expected CORPUS.h5 (and run files), or a BEIR folder and runs, or --queries FILE and runs");
   }
   if (!out_dir) {
     return llm_usage_error("judge", "-o OUTDIR is required");
@@ -143,7 +158,12 @@ int rs_cli_judge(int argc, char **argv)
   rs__judge *j = NULL;
   char *cache_buf = NULL;
   llm_progress ps = {0};
-  rs_code rc = sweep_input_open(&in, pos[0], pos + 1, n_pos - 1, &err);
+  direct_plan plan = {0};
+  const direct_opts dop = {.cmd = "judge", .qrels_path = qrels_path, .split = split, .queries_path = cfg.queries_path};
+  rs_code rc = sweep_input_open_args(&in, pos, n_pos, &dop, &plan, &err);
+  /* A BEIR folder's texts, unless --queries/--docs give others. */
+  if (!rc && plan.beir_dir && !cfg.queries_path && plan.beir_queries[0]) cfg.queries_path = plan.beir_queries;
+  if (!rc && plan.beir_dir && !cfg.docs_path && plan.beir_corpus[0]) cfg.docs_path = plan.beir_corpus;
   struct stat out_st;
   const int out_existed = stat(out_dir, &out_st) == 0;
   if (!rc && !cfg.dry_run && mkdir_p(out_dir) != 0)
@@ -224,6 +244,7 @@ int rs_cli_judge(int argc, char **argv)
   }
   rs__judge_free(j);
   sweep_input_close(&in);
+  direct_plan_free(&plan);
   rs__prompt_free(&prompt);
   free(cache_buf);
   return status;

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "sweep_io.h"
 
+#include "direct_input.h"
 #include "formats/qrels_map.h"
 
 #include <errno.h>
@@ -63,6 +64,7 @@ void sweep_input_close(sweep_input *in)
   free(in->runs);
   free(in->keys);
   rs__corpus_close(in->corpus);
+  direct_tmp_remove(in->tmp); /* after the corpus is closed */
   memset(in, 0, sizeof *in);
 }
 

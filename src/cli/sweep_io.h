@@ -11,6 +11,8 @@
 #include "metrics/spec.h"
 #include "engine/sweep.h"
 
+struct direct_tmp; /* direct_input.h */
+
 typedef struct sweep_input {
   rs__corpus *corpus;
   rs__runset *files;
@@ -19,6 +21,7 @@ typedef struct sweep_input {
   size_t n_runs;
   char **keys; /* attribute columns: union of the runs' keys, bytewise order */
   size_t n_keys;
+  struct direct_tmp *tmp; /* the private folder of a corpus imported from text inputs, or NULL */
 } sweep_input;
 
 /* Opens the corpus and the run files (which follow its query order);

@@ -45,6 +45,7 @@ sweep_opt_result sweep_opts_parse(sweep_opts *o, int c, const char *arg, const c
   case SWEEP_OPT_TIMING: o->timing = 1; break;
   case SWEEP_OPT_GATE: o->gate_text[o->n_gates++] = arg; break;
   case SWEEP_OPT_QRELS: o->qrels_path = arg; break;
+  case SWEEP_OPT_SPLIT: o->split = arg; break;
   case SWEEP_OPT_QUERIES:
     if (strcmp(arg, "judged") == 0) o->all_queries = 0;
     else if (strcmp(arg, "all") == 0) o->all_queries = 1;

@@ -1,6 +1,6 @@
 /* sweep_opts.h: the options that the sweep commands (`eval`, `compare`)
  * share, parsed in one place: -o/--out, -m/--measure, --queries, --ties,
- * --threads, --timing, --gate, --worst and --qrels.
+ * --threads, --timing, --gate, --worst, --qrels and --split.
  *
  * A command puts SWEEP_OPTS_LONG at the head of its struct option array and
  * SWEEP_OPTS_SHORT in its short-option string, and in its getopt loop hands
@@ -22,7 +22,8 @@ enum {
   SWEEP_OPT_TIMING,
   SWEEP_OPT_GATE,
   SWEEP_OPT_WORST,
-  SWEEP_OPT_QRELS
+  SWEEP_OPT_QRELS,
+  SWEEP_OPT_SPLIT
 };
 
 /* The shared entries of a struct option array (no terminator). */
@@ -31,7 +32,7 @@ enum {
       {"queries", required_argument, 0, SWEEP_OPT_QUERIES}, {"ties", required_argument, 0, SWEEP_OPT_TIES}, \
       {"threads", required_argument, 0, SWEEP_OPT_THREADS}, {"timing", no_argument, 0, SWEEP_OPT_TIMING},   \
       {"gate", required_argument, 0, SWEEP_OPT_GATE}, {"worst", required_argument, 0, SWEEP_OPT_WORST},     \
-      {"qrels", required_argument, 0, SWEEP_OPT_QRELS}
+      {"qrels", required_argument, 0, SWEEP_OPT_QRELS}, {"split", required_argument, 0, SWEEP_OPT_SPLIT}
 /* The shared short options. */
 #define SWEEP_OPTS_SHORT "o:m:"
 
@@ -44,7 +45,8 @@ typedef struct sweep_opts {
   size_t n_measures;
   const char **gate_text;  /* --gate texts in order (views into argv) */
   size_t n_gates;
-  const char *qrels_path;  /* --qrels FILE, or NULL (sweep_input_use_qrels) */
+  const char *qrels_path;  /* --qrels FILE, or NULL (sweep_input_open_args) */
+  const char *split;       /* --split NAME: a BEIR folder's qrels/NAME.tsv, or NULL (test) */
   long threads;            /* --threads, 1 .. SWEEP_MAX_THREADS; 0: not given (OMP_NUM_THREADS or all cores) */
   long n_worst;            /* --worst N (>= 1); 0: not given */
   int timing;              /* --timing */

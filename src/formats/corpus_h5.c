@@ -7,6 +7,7 @@
 #define _DEFAULT_SOURCE /* MAP_POPULATE */
 #define _POSIX_C_SOURCE 200809L
 #include "formats/corpus.h"
+#include "formats/h5read.h"
 #include "formats/numparse.h"
 #include "engine/sched.h"
 #include "llm/wire.h" /* rs__utf8_valid */
@@ -425,11 +426,21 @@ done:
 typedef struct {
   const char *file;
   const char *group;
+  int bools; /* accept h5py's booleans (read as "true" / "false") */
   rs__attr *a;
   size_t n, cap;
   rs_code rc;
   rs_error *err;
 } attr_walk;
+
+/* 1 for the type h5py writes for a numpy.bool_: an enum over a 1-byte
+ * integer with the members FALSE = 0 and TRUE = 1. */
+static int is_h5py_bool(hid_t t)
+{
+  if (H5Tget_class(t) != H5T_ENUM || H5Tget_size(t) != 1 || H5Tget_nmembers(t) != 2) return 0;
+  signed char v = 0;
+  return H5Tenum_valueof(t, "FALSE", &v) >= 0 && v == 0 && H5Tenum_valueof(t, "TRUE", &v) >= 0 && v == 1;
+}
 
 static herr_t collect_attr(hid_t loc, const char *name, const H5A_info_t *info, void *vw)
 {
@@ -445,7 +456,8 @@ static herr_t collect_attr(hid_t loc, const char *name, const H5A_info_t *info, 
   s = H5Aget_space(at);
   H5T_class_t cls = H5Tget_class(t);
   hssize_t npts = H5Sget_simple_extent_npoints(s);
-  if (npts != 1 || (cls != H5T_STRING && cls != H5T_INTEGER && cls != H5T_FLOAT)) {
+  const int boolean = w->bools && cls == H5T_ENUM && is_h5py_bool(t);
+  if (npts != 1 || (cls != H5T_STRING && cls != H5T_INTEGER && cls != H5T_FLOAT && !boolean)) {
     w->rc = rs__fail(w->err, RS_FORMAT,
                      "%s:%s: attribute '%s': expected one string or number, found %lld value(s) of type %s", w->file,
                      w->group, name, (long long)npts, class_name(cls));
@@ -476,6 +488,12 @@ static herr_t collect_attr(hid_t loc, const char *name, const H5A_info_t *info, 
       a.text = v;
     }
     if (!a.text) goto nomem;
+  } else if (boolean) {
+    /* Read through the file's own enum type (1 byte, values 0 and 1). */
+    signed char v = 0;
+    if (H5Aread(at, t, &v) < 0) goto ioerr;
+    a.kind = RS_ATTR_STRING;
+    if (!(a.text = strdup(v ? "true" : "false"))) goto nomem;
   } else if (cls == H5T_INTEGER) {
     long long v = 0;
     if (H5Aread(at, H5T_NATIVE_LLONG, &v) < 0) goto ioerr;
@@ -741,6 +759,9 @@ typedef struct {
   const char *skip;      /* a dataset not to read (read later, probed then) */
   const char *path;      /* the file */
   const char *only;      /* if set: read this dataset only */
+  const char *const *numbers; /* if set: the numeric datasets the parent reads (NULL-terminated), in place of a corpus's */
+  const char *const *links;   /* if set: only look up these root links (NULL-terminated; at most 32) */
+  uint32_t links_found;       /* ... bit i: links[i] exists (written by the child) */
   uint64_t fsize;
   volatile uint64_t progress; /* bumped by the child at every step, watched by the parent */
 } probe_state;
@@ -803,10 +824,16 @@ done:
 }
 
 /* 1 for the numeric datasets the parent reads: /qrels/{offsets,doc,grade}
- * and /runs/NAME/{offsets,doc,score,latency}.  Others are never read, so a
- * fault in their data could not reach the parent. */
-static int parent_reads_numbers(const char *name)
+ * and /runs/NAME/{offsets,doc,score,latency} of a corpus, or the list the
+ * caller of rs__h5_open gave.  Others are never read, so a fault in their
+ * data could not reach the parent. */
+static int parent_reads_numbers(const probe_state *ps, const char *name)
 {
+  if (ps->numbers) {
+    for (const char *const *n = ps->numbers; *n; n++)
+      if (name[0] == '/' && strcmp(name + 1, *n) == 0) return 1;
+    return 0;
+  }
   if (strncmp(name, "/qrels/", 7) == 0)
     return strcmp(name + 7, "offsets") == 0 || strcmp(name + 7, "doc") == 0 || strcmp(name + 7, "grade") == 0;
   if (strncmp(name, "/runs/", 6) != 0) return 0;
@@ -902,6 +929,9 @@ static herr_t probe_attr(hid_t loc, const char *name, const H5A_info_t *info, vo
   } else if (cls == H5T_FLOAT) {
     double v;
     H5Aread(at, H5T_NATIVE_DOUBLE, &v);
+  } else if (is_h5py_bool(t)) {
+    signed char v;
+    H5Aread(at, t, &v);
   }
 done:
   close_id(mt);
@@ -926,8 +956,9 @@ static void probe_object(hid_t loc, const char *name, probe_state *ps)
     s = H5Dget_space(o);
     pl = H5Dget_create_plist(o);
     const int want = ps->only ? strcmp(name, ps->only) == 0 : !(ps->skip && strcmp(name, ps->skip) == 0);
-    if (t >= 0 && H5Tget_class(t) == H5T_STRING && want) probe_strings(ps->path, o, ps->fsize, ps);
-    else if (t >= 0 && want && !ps->only && parent_reads_numbers(name)) probe_numbers(o, ps->fsize, ps);
+    /* The generic readers (ps->numbers) read no strings. */
+    if (t >= 0 && H5Tget_class(t) == H5T_STRING && want && !ps->numbers) probe_strings(ps->path, o, ps->fsize, ps);
+    else if (t >= 0 && want && !ps->only && parent_reads_numbers(ps, name)) probe_numbers(o, ps->fsize, ps);
   }
   close_id(pl);
   close_id(s);
@@ -957,8 +988,15 @@ static void probe_child(const char *path, probe_state *ps)
   signal(SIGABRT, SIG_DFL);
   h5_quiet();
   probe_mark(ps, "the superblock", NULL);
+  if (ps->links && H5Fis_hdf5(path) <= 0) _exit(0);
   hid_t fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (fid < 0) _exit(0); /* the parent's own open says why */
+  if (ps->links) {
+    for (unsigned i = 0; i < 32 && ps->links[i]; i++)
+      if (link_exists(fid, ps->links[i])) ps->links_found |= 1u << i;
+    H5Fclose(fid);
+    _exit(0);
+  }
   ps->fsize = file_size_of(fid);
   probe_object(fid, "/", ps);
   H5Lvisit(fid, H5_INDEX_NAME, H5_ITER_INC, probe_link, ps);
@@ -969,13 +1007,27 @@ static void probe_child(const char *path, probe_state *ps)
 
 /* Runs the probe of path in a child; only (if set) limits the strings read
  * to that dataset, skip (if set) excludes one. */
-static rs_code probe_file(const char *path, const char *only, const char *skip, rs_error *err)
+static rs_code probe_file_links(const char *path, const char *only, const char *skip, const char *const *numbers,
+                                const char *const *links, uint32_t *found, rs_error *err);
+
+static rs_code probe_file(const char *path, const char *only, const char *skip, const char *const *numbers,
+                          rs_error *err)
+{
+  return probe_file_links(path, only, skip, numbers, NULL, NULL, err);
+}
+
+/* As probe_file; with links set, the child only looks up those root links
+ * and reports them in *found. */
+static rs_code probe_file_links(const char *path, const char *only, const char *skip, const char *const *numbers,
+                                const char *const *links, uint32_t *found, rs_error *err)
 {
   probe_state *ps = mmap(NULL, sizeof *ps, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (ps == MAP_FAILED) return rs__fail(err, RS_NOMEM, "%s: cannot map memory to check the file: %s", path, strerror(errno));
   memset(ps, 0, sizeof *ps);
   ps->only = only;
   ps->skip = skip;
+  ps->numbers = numbers;
+  ps->links = links;
   ps->path = path;
   rs_code rc = RS_OK;
   /* The child holds the write end of a pipe: its end (exit or signal)
@@ -1044,23 +1096,29 @@ static rs_code probe_file(const char *path, const char *only, const char *skip, 
                   path, ps->what[0] ? ps->what : "the file", WTERMSIG(status));
   }
 done:
+  if (found) *found = rc ? 0 : ps->links_found;
   munmap(ps, sizeof *ps);
   return rc;
 }
 
-static rs_code open_file(const char *path, rs__h5file **out, rs_error *err)
+/* Opens path read-only after the probe.  numbers: NULL for a corpus or run
+ * file, else the root-level numeric datasets the caller will read (the
+ * probe decodes those instead of a corpus's). */
+static rs_code open_file_reading(const char *path, const char *const *numbers, rs__h5file **out, rs_error *err)
 {
   h5_quiet();
   FILE *probe = fopen(path, "rb");
   if (!probe) return rs__fail(err, RS_IO, "%s: cannot open: %s", path, strerror(errno));
   fclose(probe);
-  if (H5Fis_hdf5(path) <= 0)
+  if (H5Fis_hdf5(path) <= 0) {
+    if (numbers) return rs__fail(err, RS_FORMAT, "%s: expected an HDF5 file, found something else", path);
     return rs__fail(err, RS_FORMAT,
                     "%s: expected an HDF5 corpus, found something else; for TREC files run "
                     "'ragsweep import -o corpus.h5 --qrels qrels.txt run.txt' (or eval --qrels ...)",
                     path);
+  }
   /* /docs/text (maybe gigabytes) is probed when it is read. */
-  rs_code prc = probe_file(path, NULL, "/docs/text", err);
+  rs_code prc = probe_file(path, NULL, numbers ? NULL : "/docs/text", numbers, err);
   if (prc) return prc;
   rs__h5file *f = rs__calloc(1, sizeof *f);
   if (!f || !(f->path = strdup(path))) {
@@ -1085,6 +1143,11 @@ static rs_code open_file(const char *path, rs__h5file **out, rs_error *err)
   }
   *out = f;
   return RS_OK;
+}
+
+static rs_code open_file(const char *path, rs__h5file **out, rs_error *err)
+{
+  return open_file_reading(path, NULL, out, err);
 }
 
 static void close_file(rs__h5file *f)
@@ -1421,7 +1484,7 @@ rs_code rs__corpus_load_doc_texts(rs__corpus *c, rs_error *err)
     return rs__fail(err, RS_FORMAT, "%s: no /docs/text; expected the doc texts (ragsweep import --docs FILE writes them)",
                     c->path);
   if (c->doc_text) return RS_OK;
-  rs_code rc = probe_file(c->path, "/docs/text", NULL, err);
+  rs_code rc = probe_file(c->path, "/docs/text", NULL, NULL, err);
   if (rc) return rc;
   return read_strings(c->runs.file->fid, c->path, "/docs/text", c->nd, &c->doc_text, &n, err);
 }
@@ -1617,6 +1680,116 @@ rs_code rs__run_read_latency(const rs__run *run, double *out, rs_error *err)
   close_id(d);
   return rc;
 }
+
+/* --- other programs' files (h5read.h) -------------------------------------- */
+
+rs_code rs__h5_open(const char *path, const char *const *numbers, rs__h5file **out, rs_error *err)
+{
+  static const char *const none[] = {NULL};
+  return open_file_reading(path, numbers ? numbers : none, out, err);
+}
+
+void rs__h5_close(rs__h5file *f) { close_file(f); }
+
+const char *rs__h5_path(const rs__h5file *f) { return f->path; }
+
+int rs__h5_has(const rs__h5file *f, const char *name) { return link_exists(f->fid, name); }
+
+uint32_t rs__h5_root_links(const char *path, const char *const *names)
+{
+  FILE *probe = fopen(path, "rb");
+  if (!probe) return 0;
+  fclose(probe);
+  uint32_t found = 0;
+  h5_quiet();
+  if (probe_file_links(path, NULL, NULL, NULL, names, &found, NULL) != RS_OK) return 0;
+  return found;
+}
+
+static rs_code describe_root(const rs__h5file *f, const char *name, hid_t *d_out, dset_info *di, rs_error *err)
+{
+  char shown[300];
+  snprintf(shown, sizeof shown, "/%s", name);
+  hid_t d = -1;
+  rs_code rc = open_dset(f->fid, f->path, shown, name, &d, err);
+  if (rc) return rc;
+  if ((rc = dset_describe(d, f->path, shown, di, err))) goto fail;
+  if ((di->cls != H5T_INTEGER && di->cls != H5T_FLOAT) || di->size == 0 || di->size > 8) {
+    rc = rs__fail(err, RS_FORMAT, "%s:%s: expected integers or floating point numbers, found %s of %zu bytes", f->path,
+                  shown, class_name(di->cls), di->size);
+    goto fail;
+  }
+  if (di->rank < 1) {
+    rc = rs__fail(err, RS_FORMAT, "%s:%s: expected a 1-D or 2-D dataset, found a scalar", f->path, shown);
+    goto fail;
+  }
+  if (di->rank == 1) di->dims[1] = 1;
+  *d_out = d;
+  return RS_OK;
+fail:
+  close_id(d);
+  return rc;
+}
+
+rs_code rs__h5_describe(const rs__h5file *f, const char *name, rs__h5_shape *out, rs_error *err)
+{
+  hid_t d = -1;
+  dset_info di;
+  rs_code rc = describe_root(f, name, &d, &di, err);
+  if (rc) return rc;
+  close_id(d);
+  *out = (rs__h5_shape){.rank = di.rank, .dims = {di.dims[0], di.dims[1]}, .is_float = di.cls == H5T_FLOAT,
+                        .size = di.size};
+  return RS_OK;
+}
+
+static rs_code read_root(const rs__h5file *f, const char *name, uint64_t cols, H5T_class_t cls, hid_t mtype, void *out,
+                         rs_error *err)
+{
+  hid_t d = -1;
+  dset_info di;
+  rs_code rc = describe_root(f, name, &d, &di, err);
+  if (rc) return rc;
+  if (di.cls != cls) {
+    rc = rs__fail(err, RS_FORMAT, "%s:/%s: expected %s, found %s", f->path, name,
+                  cls == H5T_FLOAT ? "floating point numbers" : "integers", class_name(di.cls));
+  } else if (cols > di.dims[1] || (di.rank == 1 && cols != 1)) {
+    rc = rs__fail(err, RS_FORMAT, "%s:/%s: expected at least %" PRIu64 " columns, found %" PRIu64, f->path, name, cols,
+                  (uint64_t)di.dims[1]);
+  } else {
+    char shown[300];
+    snprintf(shown, sizeof shown, "/%s", name);
+    rc = read_rows(d, f->path, shown, mtype, di.rank, 0, di.dims[0], cols, out, err);
+  }
+  close_id(d);
+  return rc;
+}
+
+rs_code rs__h5_read_i64(const rs__h5file *f, const char *name, uint64_t cols, int64_t *out, rs_error *err)
+{
+  return read_root(f, name, cols, H5T_INTEGER, H5T_NATIVE_INT64, out, err);
+}
+
+rs_code rs__h5_read_f64(const rs__h5file *f, const char *name, uint64_t cols, double *out, rs_error *err)
+{
+  return read_root(f, name, cols, H5T_FLOAT, H5T_NATIVE_DOUBLE, out, err);
+}
+
+rs_code rs__h5_root_attrs(const rs__h5file *f, rs__attr **out, size_t *n, rs_error *err)
+{
+  attr_walk w = {.file = f->path, .group = "/", .bools = 1, .err = err};
+  hsize_t idx = 0;
+  if (H5Aiterate2(f->fid, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr, &w) < 0) {
+    free_attrs(w.a, w.n);
+    return w.rc ? w.rc : rs__fail(err, RS_IO, "%s: cannot list the root attributes", f->path);
+  }
+  if (w.n) qsort(w.a, w.n, sizeof *w.a, cmp_attr);
+  *out = w.a;
+  *n = w.n;
+  return RS_OK;
+}
+
+void rs__attrs_free(rs__attr *a, size_t n) { free_attrs(a, n); }
 
 /* --- writing --------------------------------------------------------------- */
 

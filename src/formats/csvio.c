@@ -3,6 +3,7 @@
 #include "formats/csvio.h"
 
 #include "formats/numparse.h"
+#include "formats/textio.h"
 #include "util/tmpfiles.h"
 
 #include <csv.h>
@@ -235,14 +236,16 @@ static rs_code parse_failed(reader *r, struct csv_parser *p, int at_end)
 
 enum { READ_BLOCK = RS_IO_BLOCK };
 
-static rs_code read_records(const char *path, rs__csv_row_fn row, void *ctx, size_t max_records, rs_error *err)
+static rs_code read_records(const char *path, unsigned char delim, rs__csv_row_fn row, void *ctx, size_t max_records,
+                            rs_error *err)
 {
   reader r = {.path = path, .row = row, .ctx = ctx, .err = err, .line = 1, .max_records = max_records};
   struct csv_parser p;
   int parser_ready = 0;
   char *block = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) return rs__fail(err, RS_IO, "%s: cannot open: %s", path, strerror(errno));
+  rs__input *f = NULL;
+  rs_code orc = rs__input_open(path, &f, err); /* plain or gzip, "PATH: cannot open: ..." */
+  if (orc) return orc;
   if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI) != 0) {
     r.rc = rs__fail(err, RS_NOMEM, "out of memory");
     goto done;
@@ -253,9 +256,11 @@ static rs_code read_records(const char *path, rs__csv_row_fn row, void *ctx, siz
     goto done;
   }
   csv_set_space_func(&p, no_space); /* keep spaces: " a" is " a", as in pandas */
+  csv_set_delim(&p, delim);
   int first = 1, ends_with_newline = 0;
-  size_t got;
-  while (!r.rc && r.n_records < max_records && (got = fread(block, 1, READ_BLOCK, f)) > 0) {
+  size_t got = 0;
+  while (!r.rc && r.n_records < max_records) {
+    if ((r.rc = rs__input_read(f, block, READ_BLOCK, &got, err)) || got == 0) break;
     const char *s = block, *end = block + got;
     if (first && got >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) s += 3; /* UTF-8 byte-order mark */
     first = 0;
@@ -271,7 +276,6 @@ static rs_code read_records(const char *path, rs__csv_row_fn row, void *ctx, siz
       s += n;
     }
   }
-  if (!r.rc && ferror(f)) r.rc = rs__fail(err, RS_IO, "%s: read error: %s", path, strerror(errno));
   if (!r.rc && r.n_records < max_records) {
     if (ends_with_newline) r.line--; /* the line after the final newline is not a line */
     if (csv_fini(&p, on_field, on_row, &r) != 0 && !r.rc) r.rc = parse_failed(&r, &p, 1);
@@ -282,16 +286,21 @@ done:
   free(r.text);
   free(r.off);
   free(r.fields);
-  fclose(f);
+  rs__input_close(f);
   return r.rc;
 }
 
 rs_code rs__csv_read(const char *path, rs__csv_row_fn row, void *ctx, rs_error *err)
 {
-  return read_records(path, row, ctx, SIZE_MAX, err);
+  return read_records(path, ',', row, ctx, SIZE_MAX, err);
+}
+
+rs_code rs__csv_read_delim(const char *path, char delim, rs__csv_row_fn row, void *ctx, rs_error *err)
+{
+  return read_records(path, (unsigned char)delim, row, ctx, SIZE_MAX, err);
 }
 
 rs_code rs__csv_read_header(const char *path, rs__csv_row_fn row, void *ctx, rs_error *err)
 {
-  return read_records(path, row, ctx, 1, err);
+  return read_records(path, ',', row, ctx, 1, err);
 }

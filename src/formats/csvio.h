@@ -37,8 +37,8 @@ void rs__csv_abort(rs__csv *w);
 
 /* --- reading ---------------------------------------------------------------
  *
- * rs__csv_read streams path (1 MiB at a time; memory does not grow with the
- * file) through libcsv in strict mode and calls row() once per record, the
+ * rs__csv_read streams path (plain or gzip, textio.h; 1 MiB at a time; memory
+ * does not grow with the file) through libcsv in strict mode and calls row() once per record, the
  * header included, in file order.  fields[0..n_fields-1] are the record's
  * fields with quoting removed, each NUL-terminated and writable; they and the
  * array are borrowed until row() returns (the next record reuses the same
@@ -56,6 +56,9 @@ void rs__csv_abort(rs__csv *w);
  * of the file; RS_NOMEM.  Thread-safe for distinct ctx. */
 typedef rs_code (*rs__csv_row_fn)(void *ctx, char **fields, size_t n_fields, size_t line, rs_error *err);
 rs_code rs__csv_read(const char *path, rs__csv_row_fn row, void *ctx, rs_error *err);
+/* As rs__csv_read, with delim separating the fields (',' or '\t': a TSV
+ * file read with CSV's quoting rules, as Python's csv module writes it). */
+rs_code rs__csv_read_delim(const char *path, char delim, rs__csv_row_fn row, void *ctx, rs_error *err);
 /* As rs__csv_read, but stops after the first record (the header): a reader
  * that must know a file's layout before it reads the rows.  An empty file
  * calls row() never. */

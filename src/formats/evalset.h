@@ -104,6 +104,10 @@ const char *rs__json_str(const rs__json *v, size_t *len);
 int rs__json_bool(const rs__json *v);
 /* An integer or a double as a double. */
 double rs__json_num(const rs__json *v);
+/* A number's text as the file wrote it (json-c keeps the text of a parsed
+ * double; an integer is written in decimal), borrowed like the views.  A
+ * reader that parses it again with strtod gets the double json-c has. */
+const char *rs__json_num_text(const rs__json *v, size_t *len);
 /* An integer in decimal, in buf; NULL when it lies at or beyond json-c's
  * bounds (INT64_MIN, UINT64_MAX), where json-c clamps what the file says. */
 const char *rs__json_int_text(const rs__json *v, char buf[24]);

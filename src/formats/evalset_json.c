@@ -1042,6 +1042,11 @@ int rs__json_bool(const rs__json *v) { return json_object_get_boolean(jv(v)) ? 1
 
 double rs__json_num(const rs__json *v) { return json_object_get_double(jv(v)); }
 
+const char *rs__json_num_text(const rs__json *v, size_t *len)
+{
+  return json_object_to_json_string_length(jv(v), JSON_C_TO_STRING_PLAIN, len);
+}
+
 const char *rs__json_int_text(const rs__json *v, char buf[24])
 {
   const int64_t i = json_object_get_int64(jv(v));

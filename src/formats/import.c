@@ -8,10 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "formats/detect.h"
 #include "formats/evalset.h"
 #include "formats/qrels.h"
 #include "formats/textio.h"
 #include "formats/texts.h"
+#include "formats/textruns.h"
 #include "formats/trecrun.h"
 #include "util/strdict.h"
 #include "util/tmpfiles.h"
@@ -84,6 +86,17 @@ static void interner_free(interner *in)
 
 /* --- judgments ---------------------------------------------------------------- */
 
+/* A temporary text file TMPDIR/ragsweep-WHAT-XXXXXX, registered with
+ * tmpfiles.h so that a signal removes it too; tmp_close_remove removes it
+ * at the end.  path[0] is '\0' when there is none. */
+typedef struct {
+  char path[4096];
+  int h; /* rs__tmp_register handle, or -1 */
+} tmp_text;
+
+#define TMP_TEXT_NONE {.path = "", .h = -1}
+
+
 typedef struct {
   size_t nq;
   char **qid, **qtext; /* strcmp order; qtext may be NULL */
@@ -91,20 +104,21 @@ typedef struct {
   int32_t *doc;        /* provisional doc numbers */
   int32_t *grade;
   const char *qrels_for_runs; /* qrels file the runs are read against */
-  char tmp_qrels[4096];       /* a qrels file written for the runs, removed at the end */
-  int tmp_qrels_h;            /* its rs__tmp_register handle (-1: none), so a signal removes it too */
+  tmp_text tmp_qrels;         /* a qrels file written for the runs (or from BEIR qrels), removed at the end */
 } judgments;
 
 static int cmp_pstr(const void *a, const void *b) { return strcmp(**(char *const *const *)a, **(char *const *const *)b); }
 
-static rs_code judgments_from_qrels(const char *path, interner *docs, judgments *j, rs_error *err)
+/* TREC qrels at path (shown: the file the user gave, when path is its
+ * TREC form). */
+static rs_code judgments_from_qrels(const char *path, const char *shown, interner *docs, judgments *j, rs_error *err)
 {
   rs__qrels *q = NULL;
   rs_code rc = rs__qrels_read(path, RS_NUMBERS_STRICT, &q, err);
   if (rc) return rc;
   for (size_t t = 0; t < q->n_topics; t++)
     if (q->dup[t] != SIZE_MAX) {
-      rc = rs__fail(err, RS_DUPLICATE, "%s: topic %s: doc %.*s is judged twice", path, q->topic_id[t],
+      rc = rs__fail(err, RS_DUPLICATE, "%s: topic %s: doc %.*s is judged twice", shown, q->topic_id[t],
                     (int)q->doc_len[q->dup[t]], q->doc[q->dup[t]]);
       goto done;
     }
@@ -131,30 +145,46 @@ done:
   return rc;
 }
 
+static rs_code tmp_open(tmp_text *t, const char *what, FILE **f, rs_error *err)
+{
+  const char *dir = getenv("TMPDIR"); /* the usual convention; also lets a test see the file go */
+  if (!dir || !*dir) dir = "/tmp";
+  if ((size_t)snprintf(t->path, sizeof t->path, "%s/ragsweep-%s-XXXXXX", dir, what) >= sizeof t->path) {
+    t->path[0] = '\0';
+    return rs__fail(err, RS_IO, "TMPDIR %s: the path is too long for a temporary %s file", dir, what);
+  }
+  int fd = mkstemp(t->path);
+  if (fd >= 0) t->h = rs__tmp_register(t->path);
+  if (fd < 0 || !(*f = fdopen(fd, "w"))) {
+    rs_code rc = rs__fail(err, RS_IO, "TMPDIR %s: cannot create a temporary %s file: %s", dir, what, strerror(errno));
+    if (fd >= 0) {
+      close(fd);
+      unlink(t->path);
+    }
+    rs__tmp_forget(t->h);
+    t->h = -1;
+    t->path[0] = '\0';
+    return rc;
+  }
+  return RS_OK;
+}
+
+static void tmp_remove(tmp_text *t)
+{
+  if (t->path[0]) unlink(t->path);
+  rs__tmp_forget(t->h);
+  t->path[0] = '\0';
+  t->h = -1;
+}
+
 /* The temporary qrels file the runs are read against (rs__te_rankings
  * hands over only the rankings of topics a qrels file names).  Its path is
  * kept in j so judgments_free always removes it. */
 static rs_code open_tmp_qrels(judgments *j, FILE **f, rs_error *err)
 {
-  const char *dir = getenv("TMPDIR"); /* the usual convention; also lets a test see the file go */
-  if (!dir || !*dir) dir = "/tmp";
-  if ((size_t)snprintf(j->tmp_qrels, sizeof j->tmp_qrels, "%s/ragsweep-qrels-XXXXXX", dir) >= sizeof j->tmp_qrels) {
-    j->tmp_qrels[0] = '\0';
-    return rs__fail(err, RS_IO, "TMPDIR %s: the path is too long for a temporary qrels file", dir);
-  }
-  int fd = mkstemp(j->tmp_qrels);
-  if (fd >= 0) j->tmp_qrels_h = rs__tmp_register(j->tmp_qrels);
-  if (fd < 0 || !(*f = fdopen(fd, "w"))) {
-    rs_code rc = rs__fail(err, RS_IO, "TMPDIR %s: cannot create a temporary qrels file: %s", dir, strerror(errno));
-    if (fd >= 0) {
-      close(fd);
-      unlink(j->tmp_qrels);
-    }
-    j->tmp_qrels[0] = '\0';
-    return rc;
-  }
-  j->qrels_for_runs = j->tmp_qrels;
-  return RS_OK;
+  rs_code rc = tmp_open(&j->tmp_qrels, "qrels", f, err);
+  if (!rc) j->qrels_for_runs = j->tmp_qrels.path;
+  return rc;
 }
 
 /* A query id goes into a TREC qrels file and must match a TREC run's topic
@@ -346,8 +376,7 @@ static void judgments_free(judgments *j)
   free(j->off);
   free(j->doc);
   free(j->grade);
-  if (j->tmp_qrels[0]) unlink(j->tmp_qrels);
-  rs__tmp_forget(j->tmp_qrels_h);
+  tmp_remove(&j->tmp_qrels);
 }
 
 /* --- runs ----------------------------------------------------------------------- */
@@ -394,6 +423,7 @@ typedef struct {
   int32_t *doc;
   double *score;
   size_t k; /* longest ranking */
+  double *latency; /* [nq] seconds, or NULL */
 } run_rows;
 
 static void run_rows_free(run_rows *r)
@@ -401,6 +431,8 @@ static void run_rows_free(run_rows *r)
   free(r->off);
   free(r->doc);
   free(r->score);
+  free(r->latency);
+  r->off = NULL, r->doc = NULL, r->score = NULL, r->latency = NULL;
 }
 
 static char **sort_ids; /* qsort has no context argument in C11 */
@@ -435,13 +467,14 @@ static rs_code map_topics(const judgments *j, size_t **row_of, size_t *n_topics,
 }
 
 /* Reads one run, puts its topics in their query rows, interns its doc ids. */
-static rs_code read_run(const rs__import_cfg *cfg, const rs__import_run *ir, const judgments *j,
+static rs_code read_run(const rs__import_cfg *cfg, const rs__import_run *ir, const char *trec_path, const judgments *j,
                         const size_t *row_of, size_t n_topics, interner *docs, run_rows *out, rs_error *err)
 {
   collect_ctx cc = {0};
   rs_code rc = RS_OK;
   if (!(cc.t = rs__calloc(n_topics ? n_topics : 1, sizeof *cc.t))) return rs__fail(err, RS_NOMEM, "out of memory");
-  if ((rc = rs__te_rankings(j->qrels_for_runs, ir->path, RS_NUMBERS_STRICT, cfg->threads, collect, &cc, NULL, err))) goto done;
+  if ((rc = rs__te_rankings(j->qrels_for_runs, trec_path, RS_NUMBERS_STRICT, cfg->threads, collect, &cc, NULL, err)))
+    goto done;
   memset(out, 0, sizeof *out);
   size_t total = 0;
   for (size_t t = 0; t < n_topics; t++) {
@@ -480,6 +513,87 @@ done:
   }
   free(cc.t);
   if (rc) run_rows_free(out);
+  return rc;
+}
+
+/* Adds to err's message (when there is room): rs__detect's view of a file
+ * that the TREC reader refused, with the run formats. */
+static void add_run_formats(rs_error *err, const rs__detected *d)
+{
+  if (!err) return;
+  char more[sizeof err->msg];
+  snprintf(more, sizeof more, "%s (found: %s; a run is %s)", err->msg, d->found, RS_INPUT_FORMATS_RUNS);
+  memcpy(err->msg, more, sizeof more);
+}
+
+/* Reads run i in whatever format it is (detect.h): a TREC run directly, a
+ * JSONL or CSV/TSV run through its TREC text (textruns.h) in a temporary
+ * file, removed at once.  Sets *dropped (without judgments) and
+ * *no_latency (the run's latencies lack that many corpus queries, so none
+ * is stored). */
+static rs_code read_any_run(const rs__import_cfg *cfg, size_t i, const judgments *j, const size_t *row_of,
+                            size_t n_topics, int unjudged, interner *docs, run_rows *out, size_t *dropped,
+                            size_t *no_latency, rs_error *err)
+{
+  const rs__import_run *ir = &cfg->runs[i];
+  const int from_stdin = strcmp(ir->path, "-") == 0;
+  rs__detected d = {.kind = RS_INPUT_UNKNOWN};
+  tmp_text t = TMP_TEXT_NONE;
+  rs__run_latency *lat = NULL;
+  const char *trec = ir->path;
+  rs_code rc = from_stdin ? RS_OK : rs__detect(ir->path, &d, err);
+  if (rc) return rc;
+  switch (d.kind) {
+  case RS_INPUT_JSONL_RUN:
+  case RS_INPUT_CSV_RUN: {
+    FILE *f = NULL;
+    if ((rc = tmp_open(&t, "run", &f, err))) goto done;
+    rc = d.kind == RS_INPUT_JSONL_RUN ? rs__jsonl_run_to_trec(ir->path, f, &lat, err)
+                                      : rs__csv_run_to_trec(ir->path, d.delim, f, &lat, err);
+    if (fclose(f) != 0 && !rc)
+      rc = rs__fail(err, RS_IO, "%s: cannot write its TREC form to %s: %s", ir->path, t.path, strerror(errno));
+    if (rc) goto done;
+    trec = t.path;
+    break;
+  }
+  case RS_INPUT_TREC_RUN: break;
+  case RS_INPUT_UNKNOWN:
+  case RS_INPUT_TREC_QRELS:
+    /* Text that may be a TREC run with a bad line: the TREC reader says
+     * which line, and the formats are added to its message. */
+    if (d.text || from_stdin) break;
+    /* fall through */
+  default: rc = rs__detect_fail(err, ir->path, &d, "run", RS_INPUT_FORMATS_RUNS); goto done;
+  }
+  if ((rc = read_run(cfg, ir, trec, j, row_of, n_topics, docs, out, err))) {
+    if (t.path[0] && err && strncmp(err->msg, ir->path, strlen(ir->path)) != 0) {
+      char more[sizeof err->msg];
+      snprintf(more, sizeof more, "%s: %s", ir->path, err->msg);
+      memcpy(err->msg, more, sizeof more);
+    } else if (d.kind != RS_INPUT_TREC_RUN && !from_stdin) {
+      add_run_formats(err, &d);
+    }
+    goto done;
+  }
+  *dropped = 0;
+  if (unjudged && (rc = count_dropped(trec, j, dropped, err))) goto done;
+  *no_latency = 0;
+  if (lat) {
+    if (!(out->latency = rs__malloc(rs__mul(j->nq ? j->nq : 1, sizeof *out->latency)))) {
+      rc = rs__fail(err, RS_NOMEM, "out of memory");
+      goto done;
+    }
+    for (size_t q = 0; q < j->nq; q++)
+      if (!rs__run_latency_get(lat, j->qid[q], &out->latency[q])) ++*no_latency;
+    if (*no_latency) {
+      free(out->latency);
+      out->latency = NULL;
+    }
+  }
+done:
+  if (rc) run_rows_free(out);
+  tmp_remove(&t);
+  rs__run_latency_free(lat);
   return rc;
 }
 
@@ -524,6 +638,11 @@ static rs_code write_run(rs__h5w *w, const rs__import_run *ir, const run_rows *r
     snprintf(path, sizeof path, "%s/score", group);
     rc = rs__h5w_array(w, path, RS_DT_F64, 1, dims, r->score, err);
   }
+  if (!rc && r->latency) {
+    const uint64_t ldims[1] = {nq};
+    snprintf(path, sizeof path, "%s/latency", group);
+    rc = rs__h5w_array(w, path, RS_DT_F64, 1, ldims, r->latency, err);
+  }
 done:
   free(doc);
   free(score);
@@ -553,7 +672,7 @@ rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *er
   rs__texts *qtexts = NULL, *dtexts = NULL;
   const char **qtext = NULL, **dtext = NULL;
   interner docs = {0};
-  judgments j = {.tmp_qrels_h = -1};
+  judgments j = {.tmp_qrels = TMP_TEXT_NONE};
   run_rows *runs = rs__calloc(cfg->n_runs ? cfg->n_runs : 1, sizeof *runs);
   int32_t *perm = NULL, *final = NULL;
   size_t *row_of = NULL, n_topics = 0;
@@ -578,17 +697,38 @@ rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *er
   }
   if (cfg->queries_path && (rc = rs__texts_load(cfg->queries_path, &qtexts, err))) goto done;
   const int unjudged = !cfg->qrels_path && !cfg->json_path;
-  if (cfg->qrels_path) rc = judgments_from_qrels(cfg->qrels_path, &docs, &j, err);
-  else if (cfg->json_path) rc = judgments_from_json(cfg->json_path, cfg->n_runs > 0, &docs, &j, err);
+  const char *json_path = cfg->json_path;
+  if (cfg->qrels_path) {
+    /* TREC qrels, or BEIR's qrels TSV through its TREC form, or a JSON
+     * eval set given as the qrels; text that is none of them goes to the
+     * TREC reader, which names the bad line. */
+    rs__detected d = {.kind = RS_INPUT_UNKNOWN, .text = 1};
+    if (strcmp(cfg->qrels_path, "-") != 0 && (rc = rs__detect(cfg->qrels_path, &d, err))) goto done;
+    if (d.kind == RS_INPUT_BEIR_QRELS) {
+      FILE *f = NULL;
+      if ((rc = tmp_open(&j.tmp_qrels, "qrels", &f, err))) goto done;
+      rc = rs__beir_qrels_to_trec(cfg->qrels_path, d.delim, f, err);
+      if (fclose(f) != 0 && !rc)
+        rc = rs__fail(err, RS_IO, "%s: cannot write its TREC form to %s: %s", cfg->qrels_path, j.tmp_qrels.path,
+                      strerror(errno));
+      if (!rc) rc = judgments_from_qrels(j.tmp_qrels.path, cfg->qrels_path, &docs, &j, err);
+    } else if (d.kind == RS_INPUT_JSON_EVALSET) {
+      json_path = cfg->qrels_path;
+      rc = judgments_from_json(json_path, cfg->n_runs > 0, &docs, &j, err);
+    } else if (d.kind == RS_INPUT_TREC_QRELS || (d.kind == RS_INPUT_UNKNOWN && d.text)) {
+      rc = judgments_from_qrels(cfg->qrels_path, cfg->qrels_path, &docs, &j, err);
+    } else {
+      rc = rs__detect_fail(err, cfg->qrels_path, &d, "qrels file", RS_INPUT_FORMATS_JUDGMENTS);
+    }
+  } else if (json_path) rc = judgments_from_json(json_path, cfg->n_runs > 0, &docs, &j, err);
   else rc = judgments_from_texts(qtexts, cfg->n_runs > 0, &j, err);
   if (rc) goto done;
   if (cfg->n_runs && (rc = map_topics(&j, &row_of, &n_topics, err))) goto done;
   for (size_t i = 0; i < cfg->n_runs && !rc; i++) {
-    rc = read_run(cfg, &cfg->runs[i], &j, row_of, n_topics, &docs, &runs[i], err);
-    if (cfg->dropped) {
-      cfg->dropped[i] = 0;
-      if (!rc && unjudged) rc = count_dropped(cfg->runs[i].path, &j, &cfg->dropped[i], err);
-    }
+    size_t dropped = 0, no_latency = 0;
+    rc = read_any_run(cfg, i, &j, row_of, n_topics, unjudged, &docs, &runs[i], &dropped, &no_latency, err);
+    if (cfg->dropped) cfg->dropped[i] = dropped;
+    if (cfg->no_latency) cfg->no_latency[i] = no_latency;
   }
   if (rc) goto done;
   if (docs.n > INT32_MAX) { rc = rs__fail(err, RS_UNSUPPORTED, "more than 2^31 - 1 distinct doc ids"); goto done; }

@@ -27,13 +27,13 @@
 
 typedef struct rs__import_run {
   const char *name;
-  const char *path; /* TREC run (plain or gzip) */
+  const char *path; /* a TREC, JSONL or CSV/TSV run (plain or gzip; detect.h tells which) */
   rs__attr *attrs;  /* configuration attributes to store */
   size_t n_attrs;
 } rs__import_run;
 
 typedef struct rs__import_cfg {
-  const char *qrels_path; /* TREC qrels, or NULL */
+  const char *qrels_path; /* TREC qrels, BEIR qrels TSV or a JSON eval set (detect.h), or NULL */
   const char *json_path;  /* JSON evaluation set, or NULL (at most one is set) */
   /* Text collections (texts.h), or NULL.  docs_path writes /docs/text:
    * every doc id of the corpus (judged or retrieved) needs a text.
@@ -51,6 +51,10 @@ typedef struct rs__import_cfg {
    * of distinct topics of each run that are not in queries_path (their
    * rankings were dropped); 0 otherwise. */
   size_t *dropped;
+  /* [n_runs] out, or NULL: for a run that gives latencies (JSONL, CSV),
+   * the number of corpus queries it gives none for (it does not name
+   * them); the latencies are then not stored.  0 otherwise. */
+  size_t *no_latency;
 } rs__import_cfg;
 
 rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *err);

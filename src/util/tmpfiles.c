@@ -25,7 +25,11 @@ static void on_fatal_signal(int sig)
   const int saved = errno;
   for (size_t i = 0; i < TMP_SLOTS; i++) {
     char *p = slots[i];
-    if (p) unlink(p);
+    if (p) unlink(p); /* a folder: EISDIR, left for the second pass */
+  }
+  for (size_t i = 0; i < TMP_SLOTS; i++) { /* folders, once the files in them are gone */
+    char *p = slots[i];
+    if (p) rmdir(p);
   }
   /* Die of the same signal, so the parent sees "killed by SIGINT" (a shell
    * then stops a script) rather than an ordinary exit status. */

@@ -5,7 +5,10 @@
  * complete.  A temporary path registered here is unlinked if SIGINT, SIGTERM
  * or SIGHUP ends the process before it is forgotten; a file left by SIGKILL
  * (which nothing can catch) is removed by the next rs__tmp_sweep_stale of its
- * folder.  Registration is for the main thread (outputs are created and
+ * folder.  A registered folder (a private temporary folder, such as the
+ * one holding eval's corpus built from text inputs) is removed with rmdir
+ * after every registered file is unlinked, so its files must be registered
+ * too.  Registration is for the main thread (outputs are created and
  * committed there); the handler only uses async-signal-safe calls. */
 #ifndef RAGSWEEP_TMPFILES_H
 #define RAGSWEEP_TMPFILES_H
