@@ -33,6 +33,8 @@ typedef struct annb_eval_args {
   const publish_opts *po;
   int per_query, quiet;
   long top, batch_docs;
+  int argc; /* eval's command line, for --json */
+  char **argv;
 } annb_eval_args;
 
 /* eval on ann-benchmarks files; returns the exit status, after its own

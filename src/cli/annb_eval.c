@@ -539,8 +539,10 @@ int annb_eval(const annb_eval_args *a)
     if (gr.n_failed) exit_code = RS_EXIT_GATE;
   }
   if (a->po && publish_any(a->po)) {
-    const int pub = publish_outputs(a->po, "eval", out_dir, stdout);
-    if (pub != RS_EXIT_OK) exit_code = pub;
+    char *inputs[] = {(char *)a->dataset};
+    const publish_run pr = {.cmd = "eval", .out_dir = out_dir, .argc = a->argc, .argv = a->argv, .inputs = inputs,
+                            .n_inputs = 1, .exit_status = exit_code};
+    exit_code = publish_outputs(a->po, &pr, stdout);
   }
   goto done;
 

@@ -306,7 +306,8 @@ int rs_cli_eval(int argc, char **argv)
   if (annb_is_dataset(argv[optind])) { /* an ann-benchmarks dataset and its results: annb_eval.c */
     const annb_eval_args aa = {.dataset = argv[optind], .results = argv + optind + 1,
                                .n_results = (size_t)(argc - optind - 1), .so = &so, .po = &po,
-                               .per_query = per_query, .quiet = quiet, .top = top, .batch_docs = batch_docs};
+                               .per_query = per_query, .quiet = quiet, .top = top, .batch_docs = batch_docs,
+                               .argc = argc, .argv = argv};
     const int status = annb_eval(&aa);
     sweep_opts_free(&so);
     return status;
