@@ -10,7 +10,8 @@
  * "relevant_doc_ids" and "graded_relevance" are optional; "id" is required
  * and may be a string or an integer.  src/formats/evalset_json.c is the only file
  * of src/formats that includes <json-c/json.h>: the JSONL readers
- * (texts.c, rag_samples.c) go through the views at the end. */
+ * (texts.c, rag_samples.c, textruns.c, detect.c) go through the views at the
+ * end. */
 #ifndef RAGSWEEP_EVALSET_H
 #define RAGSWEEP_EVALSET_H
 
