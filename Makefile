@@ -214,7 +214,7 @@ fuzz: fuzz-regress
 # A fuzz target: its own object, the library, and (gate) the CLI file it tests.
 $(BUILD)/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/libragsweep.a
 	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(BUILD)/libragsweep.a $(LDLIBS)
-$(BUILD)/fuzz_gate: $(BUILD)/src/cli/gate.o $(BUILD)/src/cli/sweep_io.o
+$(BUILD)/fuzz_gate: $(BUILD)/src/cli/gate.o $(BUILD)/src/cli/sweep_io.o $(BUILD)/src/cli/direct_input.o
 $(BUILD)/tests/fuzz/fuzz_corpus_h5.o: CPPFLAGS += -DFUZZ_H5BASE='"$(CURDIR)/tests/fuzz/h5base"'
 
 clean:
