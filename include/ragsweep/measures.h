@@ -184,7 +184,7 @@ enum { RS_REL_UNPOOLED = -1, RS_REL_UNJUDGED = -2 };
  * relstring, when chosen, is written NUL-terminated to relstring_out
  * (plan->relstring_len + 1 bytes).  Requires n <= scratch->cap. */
 RS_API void rs_eval_topic(const rs_plan *plan, const int32_t *rel, size_t n, const rs_levels *lv,
-                   rs_scratch *scratch, double *out, char *relstring_out);
+                          rs_scratch *scratch, double *out, char *relstring_out);
 
 /* Evaluates a judged topic that the run does not rank, as trec_eval 10.0's
  * -c does: one unpooled dummy doc is ranked, then the counts that would
@@ -192,7 +192,7 @@ RS_API void rs_eval_topic(const rs_plan *plan, const int32_t *rel, size_t n, con
  * is 0 except num_rel (under -J the dummy is dropped like any unjudged
  * doc).  relstring_out, when chosen, becomes "". */
 RS_API void rs_eval_topic_missing(const rs_plan *plan, const rs_levels *lv, rs_scratch *scratch, double *out,
-                           char *relstring_out);
+                                  char *relstring_out);
 
 /* Measures beyond trec_eval's, for ir_measures-style names, computed from
  * the same per-rank relevance values as rs_eval_topic:
@@ -234,6 +234,6 @@ typedef struct rs_rag_measure {
 /* One value per measure into out[n_measures]; the plan supplies the
  * discount table.  Never allocates. */
 RS_API void rs_eval_rag(const rs_plan *plan, const rs_rag_measure *m, size_t n_measures, const int32_t *rel, size_t n,
-                 const rs_levels *lv, double *out);
+                        const rs_levels *lv, double *out);
 
 #endif

@@ -35,7 +35,7 @@ typedef struct rs_te_result rs_te_result;
  * rs_te_status reports it: trec_eval prints the per-topic lines before
  * that topic, so the caller can too. */
 RS_API rs_code rs_te_evaluate(const rs_te_config *cfg, const char *qrels_path, const char *run_path,
-                       rs_te_result **out, rs_error *err);
+                              rs_te_result **out, rs_error *err);
 
 /* The topic failure, if any (RS_DUPLICATE or RS_MISSING), with its message. */
 RS_API rs_code rs_te_status(const rs_te_result *r, rs_error *err);
