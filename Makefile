@@ -31,7 +31,13 @@ all: deps
 deps:
 	@scripts/install-deps.sh
 
-build: $(BUILD)/ragsweep $(BUILD)/libragsweep.a $(BUILD)/libragsweep.so $(BUILD)/trec_eval $(BUILD)/gen_sweep
+build: $(BUILD)/ragsweep $(BUILD)/libragsweep.a $(BUILD)/libragsweep.so $(BUILD)/trec_eval $(BUILD)/gen_sweep \
+  $(BUILD)/ragsweep-uninstalled.pc
+
+# Only what include/ragsweep/*.h marks RS_API leaves libragsweep.so; the
+# rs__ internals stay inside (the static library keeps them all for the
+# CLI and the tests, which link it).
+$(LIB_OBJ): CFLAGS += -fvisibility=hidden
 
 $(BUILD)/libragsweep.a: $(LIB_OBJ)
 	@rm -f $@
@@ -39,6 +45,16 @@ $(BUILD)/libragsweep.a: $(LIB_OBJ)
 
 $(BUILD)/libragsweep.so: $(LIB_OBJ)
 	$(CC) -shared $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# pkg-config: the build tree's ragsweep-uninstalled.pc (the headers here,
+# the library in $(BUILD)), which pkg-config takes for "ragsweep" when
+# PKG_CONFIG_PATH holds $(BUILD); `make install` writes ragsweep.pc for
+# $(PREFIX) itself, so a PREFIX given there is the one it names.
+RS_VERSION = $(shell sed -n 's/^\#define RAGSWEEP_VERSION "\(.*\)"/\1/p' src/internal.h)
+PC_SUBST = sed -e 's|@VERSION@|$(RS_VERSION)|' -e 's|@DEPLIBS@|$(strip $(LDLIBS) $(filter -fopenmp,$(OMP)))|'
+$(BUILD)/ragsweep-uninstalled.pc: ragsweep.pc.in src/internal.h Makefile
+	@mkdir -p $(@D)
+	$(PC_SUBST) -e 's|@PREFIX@|$(CURDIR)|' -e 's|@LIBDIR@|$(CURDIR)/$(BUILD)|' -e 's|@INCLUDEDIR@|$(CURDIR)/include|' $< >$@.tmp && mv $@.tmp $@
 
 $(BUILD)/ragsweep: $(CLI_OBJ) $(BUILD)/libragsweep.a
 	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libragsweep.a $(LDLIBS)
@@ -227,6 +243,9 @@ install: all
 	install -D -m 755 $(BUILD)/libragsweep.so $(DESTDIR)$(PREFIX)/lib/libragsweep.so
 	install -d $(DESTDIR)$(PREFIX)/include/ragsweep
 	install -m 644 include/ragsweep/*.h $(DESTDIR)$(PREFIX)/include/ragsweep/
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	$(PC_SUBST) -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$${prefix}/lib|' -e 's|@INCLUDEDIR@|$${prefix}/include|' \
+	  ragsweep.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/ragsweep.pc
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(wildcard $(BUILD)/tests/fuzz/*.d) $(BUILD)/datasets/gen_sweep.d $(BUILD)/bench/core.d \
   $(BUILD)/bench/llm.d $(BUILD)/bench/llm_server.d

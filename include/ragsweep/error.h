@@ -7,6 +7,16 @@
 #ifndef RAGSWEEP_ERROR_H
 #define RAGSWEEP_ERROR_H
 
+/* The library is built with -fvisibility=hidden: only what these headers
+ * mark RS_API is exported by libragsweep.so. */
+#ifndef RS_API
+#if defined(__GNUC__) || defined(__clang__)
+#define RS_API __attribute__((visibility("default")))
+#else
+#define RS_API
+#endif
+#endif
+
 #define RS_ERROR_LIST(X)                                                      \
   X(OK, "success")                                                            \
   X(NOMEM, "out of memory")                                                   \
@@ -30,6 +40,6 @@ typedef struct rs_error {
 } rs_error;
 
 /* Static description of a code; never NULL. */
-const char *rs_code_name(rs_code code);
+RS_API const char *rs_code_name(rs_code code);
 
 #endif

@@ -115,26 +115,26 @@ typedef struct rs_plan {
 } rs_plan;
 
 /* Name, summary kind and whether a measure prints per topic / as an integer. */
-const char *rs_measure_name(rs_measure_id id);
-rs_summary_kind rs_measure_summary(rs_measure_id id);
-int rs_measure_is_integer(rs_measure_id id);
-int rs_measure_per_topic(rs_measure_id id);
+RS_API const char *rs_measure_name(rs_measure_id id);
+RS_API rs_summary_kind rs_measure_summary(rs_measure_id id);
+RS_API int rs_measure_is_integer(rs_measure_id id);
+RS_API int rs_measure_per_topic(rs_measure_id id);
 
 /* Initialises an empty plan with trec_eval's defaults (L=1, no -M). */
-void rs_plan_init(rs_plan *plan);
+RS_API void rs_plan_init(rs_plan *plan);
 
 /* Adds measures from one trec_eval "-m" argument: a name ("map"), a name
  * with parameters ("P.5,10", "ndcg.1=1,2=3") or a nickname ("official",
  * "all_trec").  As in trec_eval, the first parameter string given for a
  * measure wins.  RS_USAGE for an unknown name or a bad parameter. */
-rs_code rs_plan_add(rs_plan *plan, const char *arg, rs_error *err);
+RS_API rs_code rs_plan_add(rs_plan *plan, const char *arg, rs_error *err);
 
 /* Fixes slots and names; call once after the last rs_plan_add and after
  * setting the options.  max_ranking is a hint for the log table size. */
-rs_code rs_plan_finish(rs_plan *plan, size_t max_ranking, rs_error *err);
+RS_API rs_code rs_plan_finish(rs_plan *plan, size_t max_ranking, rs_error *err);
 
 /* Releases what rs_plan_add/rs_plan_finish allocated; accepts NULL. */
-void rs_plan_free(rs_plan *plan);
+RS_API void rs_plan_free(rs_plan *plan);
 
 /* A topic's judgments, summarised: distinct grades >= 0 ascending, with
  * how many docs carry each. */
@@ -171,8 +171,8 @@ typedef struct rs_scratch {
  * counting 0 .. highest grade (the gain parameters of the plan are added
  * here).  Topics with more levels than that still evaluate exactly with
  * default gains. */
-rs_code rs_scratch_init(rs_scratch *s, const rs_plan *plan, size_t cap, size_t max_levels, rs_error *err);
-void rs_scratch_free(rs_scratch *s);
+RS_API rs_code rs_scratch_init(rs_scratch *s, const rs_plan *plan, size_t cap, size_t max_levels, rs_error *err);
+RS_API void rs_scratch_free(rs_scratch *s);
 
 /* Relevance values of a ranking, per rank (after -M and -J):
  * grade >= 0 when judged, RS_REL_UNPOOLED when the doc is not in the
@@ -183,16 +183,16 @@ enum { RS_REL_UNPOOLED = -1, RS_REL_UNJUDGED = -2 };
  * (summary-only measures get the per-topic term their summary combines).
  * relstring, when chosen, is written NUL-terminated to relstring_out
  * (plan->relstring_len + 1 bytes).  Requires n <= scratch->cap. */
-void rs_eval_topic(const rs_plan *plan, const int32_t *rel, size_t n, const rs_levels *lv,
-                   rs_scratch *scratch, double *out, char *relstring_out);
+RS_API void rs_eval_topic(const rs_plan *plan, const int32_t *rel, size_t n, const rs_levels *lv,
+                          rs_scratch *scratch, double *out, char *relstring_out);
 
 /* Evaluates a judged topic that the run does not rank, as trec_eval 10.0's
  * -c does: one unpooled dummy doc is ranked, then the counts that would
  * betray it (num_ret, utility, unj, rbp_resid) are zeroed, so every measure
  * is 0 except num_rel (under -J the dummy is dropped like any unjudged
  * doc).  relstring_out, when chosen, becomes "". */
-void rs_eval_topic_missing(const rs_plan *plan, const rs_levels *lv, rs_scratch *scratch, double *out,
-                           char *relstring_out);
+RS_API void rs_eval_topic_missing(const rs_plan *plan, const rs_levels *lv, rs_scratch *scratch, double *out,
+                                  char *relstring_out);
 
 /* Measures beyond trec_eval's, for ir_measures-style names, computed from
  * the same per-rank relevance values as rs_eval_topic:
@@ -233,7 +233,7 @@ typedef struct rs_rag_measure {
 
 /* One value per measure into out[n_measures]; the plan supplies the
  * discount table.  Never allocates. */
-void rs_eval_rag(const rs_plan *plan, const rs_rag_measure *m, size_t n_measures, const int32_t *rel, size_t n,
-                 const rs_levels *lv, double *out);
+RS_API void rs_eval_rag(const rs_plan *plan, const rs_rag_measure *m, size_t n_measures, const int32_t *rel, size_t n,
+                        const rs_levels *lv, double *out);
 
 #endif

@@ -34,25 +34,25 @@ typedef struct rs_te_result rs_te_result;
  * missing from the run) still returns RS_OK and a result whose
  * rs_te_status reports it: trec_eval prints the per-topic lines before
  * that topic, so the caller can too. */
-rs_code rs_te_evaluate(const rs_te_config *cfg, const char *qrels_path, const char *run_path,
-                       rs_te_result **out, rs_error *err);
+RS_API rs_code rs_te_evaluate(const rs_te_config *cfg, const char *qrels_path, const char *run_path,
+                              rs_te_result **out, rs_error *err);
 
 /* The topic failure, if any (RS_DUPLICATE or RS_MISSING), with its message. */
-rs_code rs_te_status(const rs_te_result *r, rs_error *err);
+RS_API rs_code rs_te_status(const rs_te_result *r, rs_error *err);
 
 /* Writes trec_eval's output: per-topic lines (per_topic, -q) for the topics
  * before any failing one, then the "all" lines unless summary is 0 (-n) or
  * a topic failed.  RS_IO if the stream fails. */
-rs_code rs_te_write(const rs_te_config *cfg, const rs_te_result *r, int per_topic, int summary, FILE *out);
+RS_API rs_code rs_te_write(const rs_te_config *cfg, const rs_te_result *r, int per_topic, int summary, FILE *out);
 
 /* Accessors. */
-size_t rs_te_n_topics(const rs_te_result *r);
-const char *rs_te_topic_id(const rs_te_result *r, size_t topic);
+RS_API size_t rs_te_n_topics(const rs_te_result *r);
+RS_API const char *rs_te_topic_id(const rs_te_result *r, size_t topic);
 /* Per-topic value vector (plan->n_values), and the summary vector. */
-const double *rs_te_values(const rs_te_result *r, size_t topic);
-const double *rs_te_summary(const rs_te_result *r);
-const char *rs_te_runid(const rs_te_result *r);
+RS_API const double *rs_te_values(const rs_te_result *r, size_t topic);
+RS_API const double *rs_te_summary(const rs_te_result *r);
+RS_API const char *rs_te_runid(const rs_te_result *r);
 
-void rs_te_result_free(rs_te_result *r);
+RS_API void rs_te_result_free(rs_te_result *r);
 
 #endif
