@@ -239,13 +239,15 @@ Test(browser, endless_script_is_stopped_within_the_limit)
 {
   /* chromedriver is told to give up on the page when half the time left is
    * gone ("did not load within"); on a loaded machine its answer may come
-   * after the overall limit ("out of time").  Either way: exit 1 in time.
+   * after the overall limit ("out of time", at whichever step the limit
+   * found it: under a heavy load even the set-up before the page may use
+   * it up).  Either way: exit 1 in time.
    * Stopping the browser takes about a second (at most 10). */
   check_run c = run_check(PAGES "hang.html", "--timeout 10 --min-charts 0");
   cr_expect_eq(c.r.status, 1, "%s", dump(&c));
   cr_expect_eq(count(&c, "failures"), 1, "%s", dump(&c));
   cr_expect(has_entry(&c, "failures", "the page did not load within", "Timed out receiving message from renderer") ||
-                has_entry(&c, "failures", "out of time: the checks did not finish within 10 s", "/url"),
+                has_entry(&c, "failures", "out of time: the checks did not finish within 10 s", "at "),
             "%s", dump(&c));
   cr_expect(c.seconds < 20, "took %.1f s with --timeout 10", c.seconds);
   check_free(&c);

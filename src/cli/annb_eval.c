@@ -221,25 +221,8 @@ static rs_code counts_differ(const annb_state *s, size_t a, size_t b, const char
                   "give the results of each count separately");
 }
 
-/* latency.csv, in eval's layout. */
-static rs_code write_latency(rs__csv *w, const sweep_input *in, const rs__latency *lat, rs_error *err)
-{
-  static const char *const cols[] = {"n", "mean_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms"};
-  rs_code rc;
-  rs__csv_str(w, "run");
-  for (size_t k = 0; k < in->n_keys; k++) rs__csv_str(w, in->keys[k]);
-  for (size_t k = 0; k < sizeof cols / sizeof *cols; k++) rs__csv_str(w, cols[k]);
-  if ((rc = rs__csv_end_row(w, err))) return rc;
-  for (size_t r = 0; r < in->n_runs; r++) {
-    const rs__latency *l = &lat[r];
-    csv_run_columns(w, in, r);
-    rs__csv_uint(w, l->n);
-    const double ms[] = {l->mean, l->p50, l->p90, l->p95, l->p99, l->p999, l->max};
-    for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) rs__csv_num(w, ms[k] * 1000.0);
-    if ((rc = rs__csv_end_row(w, err))) return rc;
-  }
-  return RS_OK;
-}
+/* latency.csv, in eval's layout: every run has one. */
+static const rs__latency *latency_of_array(const void *ctx, size_t run) { return (const rs__latency *)ctx + run; }
 
 static const rs__run_result *sort_res;
 static int by_first(const void *a, const void *b)
@@ -504,7 +487,7 @@ int annb_eval(const annb_eval_args *a)
   for (size_t k = 0; k < s.n_out; k++) measure_names[k] = s.out[k].name;
   if ((rc = rs__csv_create(out_dir, "aggregate.csv", &agg, &err)) ||
       (rc = write_aggregate(agg, &in, run_names, in.n_runs, measure_names, s.n_out, res, spec != NULL, POLICY_ALL, &err)) ||
-      (rc = rs__csv_create(out_dir, "latency.csv", &latw, &err)) || (rc = write_latency(latw, &in, lat, &err)))
+      (rc = rs__csv_create(out_dir, "latency.csv", &latw, &err)) || (rc = write_latency_csv(latw, &in, latency_of_array, lat, &err)))
     goto fail;
   char agg_path[4096], lat_path[4096], pq_path[4096] = "";
   snprintf(agg_path, sizeof agg_path, "%s", rs__csv_path(agg));

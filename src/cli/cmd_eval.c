@@ -121,24 +121,10 @@ static rs_code write_per_query(void *ctx, size_t run, size_t query, const double
   return RS_OK;
 }
 
-static rs_code write_latency(rs__csv *w, const sweep_input *in, const rs__run_result *res, rs_error *err)
+static const rs__latency *latency_of_result(const void *ctx, size_t run)
 {
-  static const char *const cols[] = {"n", "mean_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms"};
-  rs_code rc;
-  rs__csv_str(w, "run");
-  for (size_t k = 0; k < in->n_keys; k++) rs__csv_str(w, in->keys[k]);
-  for (size_t k = 0; k < sizeof cols / sizeof *cols; k++) rs__csv_str(w, cols[k]);
-  if ((rc = rs__csv_end_row(w, err))) return rc;
-  for (size_t r = 0; r < in->n_runs; r++) {
-    if (!res[r].has_latency) continue;
-    const rs__latency *l = &res[r].latency;
-    csv_run_columns(w, in, r);
-    rs__csv_uint(w, l->n);
-    const double ms[] = {l->mean, l->p50, l->p90, l->p95, l->p99, l->p999, l->max};
-    for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) rs__csv_num(w, ms[k] * 1000.0);
-    if ((rc = rs__csv_end_row(w, err))) return rc;
-  }
-  return RS_OK;
+  const rs__run_result *res = ctx;
+  return res[run].has_latency ? &res[run].latency : NULL;
 }
 
 /* latency_hist.csv: per run, one row per bucket of the fixed histogram:
@@ -413,7 +399,7 @@ int rs_cli_eval(int argc, char **argv)
   for (size_t k = 0; k < spec->n_out; k++) measure_names[k] = spec->req[k].name;
   if ((rc = rs__csv_create(out_dir, "aggregate.csv", &agg, &err)) ||
       (rc = write_aggregate(agg, &in, run_names, in.n_runs, measure_names, spec->n_out, res, 1, policy, &err)) ||
-      (rc = rs__csv_create(out_dir, "latency.csv", &lat, &err)) || (rc = write_latency(lat, &in, res, &err)) ||
+      (rc = rs__csv_create(out_dir, "latency.csv", &lat, &err)) || (rc = write_latency_csv(lat, &in, latency_of_result, res, &err)) ||
       (rc = rs__csv_create(out_dir, "latency_hist.csv", &hist, &err)) ||
       (rc = write_latency_hist(hist, &in, res, &err)))
     goto fail;

@@ -199,3 +199,23 @@ rs_code write_aggregate(rs__csv *w, const sweep_input *in, const char *const *ru
   }
   return RS_OK;
 }
+
+rs_code write_latency_csv(rs__csv *w, const sweep_input *in, latency_of_fn of, const void *ctx, rs_error *err)
+{
+  static const char *const cols[] = {"n", "mean_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms"};
+  rs_code rc;
+  rs__csv_str(w, "run");
+  for (size_t k = 0; k < in->n_keys; k++) rs__csv_str(w, in->keys[k]);
+  for (size_t k = 0; k < sizeof cols / sizeof *cols; k++) rs__csv_str(w, cols[k]);
+  if ((rc = rs__csv_end_row(w, err))) return rc;
+  for (size_t r = 0; r < in->n_runs; r++) {
+    const rs__latency *l = of(ctx, r);
+    if (!l) continue;
+    csv_run_columns(w, in, r);
+    rs__csv_uint(w, l->n);
+    const double ms[] = {l->mean, l->p50, l->p90, l->p95, l->p99, l->p999, l->max};
+    for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) rs__csv_num(w, ms[k] * 1000.0);
+    if ((rc = rs__csv_end_row(w, err))) return rc;
+  }
+  return RS_OK;
+}

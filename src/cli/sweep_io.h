@@ -9,6 +9,7 @@
 #include "formats/corpus.h"
 #include "formats/csvio.h"
 #include "metrics/spec.h"
+#include "engine/latency.h"
 #include "engine/sweep.h"
 
 struct direct_tmp; /* direct_input.h */
@@ -61,6 +62,11 @@ void csv_run_columns(rs__csv *w, const sweep_input *in, size_t run);
 rs_code write_aggregate(rs__csv *w, const sweep_input *in, const char *const *run_names, size_t n_runs,
                         const char *const *measures, size_t n_measures, const rs__run_result *res, int with_counts,
                         const char *policy, rs_error *err);
+
+/* latency.csv: run, attributes, n, mean_ms, p50_ms, ..., max_ms, one row
+ * per run whose latency `of` gives (NULL: the run has none), in run order. */
+typedef const rs__latency *(*latency_of_fn)(const void *ctx, size_t run);
+rs_code write_latency_csv(rs__csv *w, const sweep_input *in, latency_of_fn of, const void *ctx, rs_error *err);
 
 /* Removes dir/names[i] for each non-NULL name, ignoring files that are not
  * there.  eval and compare call it once their new files are in place, on
