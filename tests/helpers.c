@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,4 +163,17 @@ int th_exists(const char *path)
 {
   struct stat st;
   return stat(path, &st) == 0;
+}
+
+th_result th_rs(const char *first, ...)
+{
+  char *argv[64];
+  int n = 0;
+  argv[n++] = (char *)th_bin();
+  va_list ap;
+  va_start(ap, first);
+  for (const char *a = first; a && n < 63; a = va_arg(ap, const char *)) argv[n++] = (char *)a;
+  va_end(ap);
+  argv[n] = NULL;
+  return th_run(NULL, argv, NULL, NULL);
 }

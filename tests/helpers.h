@@ -25,6 +25,8 @@ typedef struct {
  * with extra environment entries env ("NAME=value", NULL-terminated; may be
  * NULL) and stdin from stdin_path (NULL: /dev/null). */
 th_result th_run(const char *dir, char *const argv[], char *const env[], const char *stdin_path);
+/* Runs the ragsweep under test with the arguments up to a NULL (at most 62). */
+th_result th_rs(const char *first, ...);
 
 /* Splits a command line on spaces into argv after a given program path;
  * returns the count.  args is modified. */

@@ -13,7 +13,6 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,18 +33,6 @@
 
 /* --- running things ------------------------------------------------------------------- */
 
-static th_result rs(const char *first, ...)
-{
-  char *argv[64];
-  int n = 0;
-  argv[n++] = (char *)th_bin();
-  va_list ap;
-  va_start(ap, first);
-  for (const char *a = first; a && n < 63; a = va_arg(ap, const char *)) argv[n++] = (char *)a;
-  va_end(ap);
-  argv[n] = NULL;
-  return th_run(NULL, argv, NULL, NULL);
-}
 
 static void write_file(const char *path, const char *text)
 {
@@ -94,7 +81,7 @@ static char *make_rag_folder(const char *dir, const char *extra_opt, const char 
 {
   char *samples = th_join(dir, "samples.jsonl"), *out = th_join(dir, "rag");
   write_file(samples, AWKWARD_SAMPLES);
-  th_result r = rs("rag", samples, "-o", out, "-m", "id_based_context_precision", "-m", "id_based_context_recall",
+  th_result r = th_rs("rag", samples, "-o", out, "-m", "id_based_context_precision", "-m", "id_based_context_recall",
                    extra_opt, extra_val, NULL);
   cr_assert_eq(r.status, 0, "rag: %s", r.err);
   th_free(&r);
@@ -416,7 +403,7 @@ Test(export, eval_metrics_out_is_valid_and_holds_every_value, .timeout = 120)
   char *dir = th_fresh_dir(), *corpus = make_corpus(dir), *out = th_join(dir, "out"),
        *textfile = th_join(dir, "textfile"), *prom = th_join(textfile, "ragsweep.prom");
   cr_assert_eq(mkdir(textfile, 0777), 0);
-  th_result r = rs("eval", corpus, "-o", out, "--quiet", "-m", "nDCG@10", "-m", "P@5", "-m", "RR", "--metrics-out",
+  th_result r = th_rs("eval", corpus, "-o", out, "--quiet", "-m", "nDCG@10", "-m", "P@5", "-m", "RR", "--metrics-out",
                    prom, NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   char want_line[4200];
@@ -440,7 +427,7 @@ Test(export, eval_metrics_out_is_valid_and_holds_every_value, .timeout = 120)
 Test(export, compare_and_rag_metrics_out_are_valid, .timeout = 120)
 {
   char *dir = th_fresh_dir(), *corpus = make_corpus(dir), *cmp = th_join(dir, "cmp"), *prom = th_join(dir, "c.prom");
-  th_result r = rs("compare", corpus, "-o", cmp, "-m", "nDCG@10", "-m", "RR@10", "--metrics-out", prom, NULL);
+  th_result r = th_rs("compare", corpus, "-o", cmp, "-m", "nDCG@10", "-m", "RR@10", "--metrics-out", prom, NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
   promtool_ok(prom);
@@ -480,7 +467,7 @@ Test(export, clashing_label_names_are_errors_naming_both)
        *prom = th_join(dir, "m.prom");
   write_file(samples_path, "{\"re-ranker\":\"a\",\"re_ranker\":\"b\",\"retrieved_context_ids\":[1],"
                            "\"reference_context_ids\":[1]}\n");
-  th_result r = rs("rag", samples_path, "-o", out, "-m", "id_based_context_recall", "--metrics-out", prom, NULL);
+  th_result r = th_rs("rag", samples_path, "-o", out, "-m", "id_based_context_recall", "--metrics-out", prom, NULL);
   cr_expect_eq(r.status, 2, "%s", r.err);
   cr_expect(strstr(r.err, "attributes 're-ranker' and 're_ranker' both become the label 're_ranker'"), "%s", r.err);
   cr_expect(strstr(r.err, "the CSV outputs in"), "%s", r.err);
@@ -489,7 +476,7 @@ Test(export, clashing_label_names_are_errors_naming_both)
   th_free(&r);
 
   write_file(samples_path, "{\"quantile\":\"a\",\"retrieved_context_ids\":[1],\"reference_context_ids\":[1]}\n");
-  r = rs("rag", samples_path, "-o", out, "-m", "id_based_context_recall", "--metrics-out", prom, NULL);
+  r = th_rs("rag", samples_path, "-o", out, "-m", "id_based_context_recall", "--metrics-out", prom, NULL);
   cr_expect_eq(r.status, 2, "%s", r.err);
   cr_expect(strstr(r.err, "attribute 'quantile' becomes the label 'quantile', which ragsweep uses for the latency "
                           "quantile"), "%s", r.err);
@@ -500,7 +487,7 @@ Test(export, unwritable_metrics_out_is_exit_2_with_the_csvs_written, .timeout = 
 {
   char *dir = th_fresh_dir(), *corpus = make_corpus(dir), *out = th_join(dir, "out"),
        *bad = th_join(dir, "no/such/folder/m.prom");
-  th_result r = rs("eval", corpus, "-o", out, "--quiet", "-m", "RR", "--metrics-out", bad, NULL);
+  th_result r = th_rs("eval", corpus, "-o", out, "--quiet", "-m", "RR", "--metrics-out", bad, NULL);
   cr_expect_eq(r.status, 2, "%s", r.err);
   cr_expect(strstr(r.err, bad), "the message does not name %s: %s", bad, r.err);
   cr_expect(strstr(r.err, "No such file or directory"), "%s", r.err);
@@ -509,7 +496,7 @@ Test(export, unwritable_metrics_out_is_exit_2_with_the_csvs_written, .timeout = 
             "the CSV outputs are not all there");
   th_free(&r);
   char *folder = th_join(dir, "out/");
-  r = rs("eval", corpus, "-o", out, "--quiet", "-m", "RR", "--metrics-out", folder, NULL);
+  r = th_rs("eval", corpus, "-o", out, "--quiet", "-m", "RR", "--metrics-out", folder, NULL);
   cr_expect_eq(r.status, 2, "%s", r.err);
   cr_expect(strstr(r.err, "expected a file name"), "%s", r.err);
   th_free(&r);
@@ -518,7 +505,7 @@ Test(export, unwritable_metrics_out_is_exit_2_with_the_csvs_written, .timeout = 
 Test(export, latency_hist_that_disagrees_with_latency_csv_is_named, .timeout = 60)
 {
   char *dir = th_fresh_dir(), *corpus = make_corpus(dir), *out = th_join(dir, "out");
-  th_result r = rs("eval", corpus, "-o", out, "--quiet", "-m", "RR", NULL);
+  th_result r = th_rs("eval", corpus, "-o", out, "--quiet", "-m", "RR", NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
   /* eval's own histogram: 14 buckets per run adding up to n = 200 */
@@ -637,7 +624,7 @@ Test(export, pushgateway_push_reads_back_exactly_and_put_replaces, .timeout = 12
 
   /* a first push: three measures, grouping labels instance and branch (a
    * '/' in its value: the @base64 form) */
-  th_result r = rs("eval", corpus, "-o", out, "--quiet", "-m", "nDCG@10", "-m", "P@5", "-m", "AP", "--pushgateway",
+  th_result r = th_rs("eval", corpus, "-o", out, "--quiet", "-m", "nDCG@10", "-m", "P@5", "-m", "AP", "--pushgateway",
                    g.url, "--push-label", "instance=ci-3", "--push-label", "branch=feat/x", NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   char want[256];
@@ -653,7 +640,7 @@ Test(export, pushgateway_push_reads_back_exactly_and_put_replaces, .timeout = 12
   free(text);
 
   /* the second push of the same group replaces the first: P@5 and AP go */
-  r = rs("eval", corpus, "-o", out, "--quiet", "-m", "nDCG@10", "--pushgateway", g.url, "--push-label",
+  r = th_rs("eval", corpus, "-o", out, "--quiet", "-m", "nDCG@10", "--pushgateway", g.url, "--push-label",
          "instance=ci-3", "--push-label", "branch=feat/x", NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
@@ -675,7 +662,7 @@ Test(export, pushgateway_push_reads_back_exactly_and_put_replaces, .timeout = 12
   /* the gateway gone: exit 2, the URL named, the CSVs written */
   gateway_stop(&g);
   unlink(th_join(out, "aggregate.csv"));
-  r = rs("eval", corpus, "-o", out, "--quiet", "-m", "nDCG@10", "--pushgateway", g.url, NULL);
+  r = th_rs("eval", corpus, "-o", out, "--quiet", "-m", "nDCG@10", "--pushgateway", g.url, NULL);
   cr_expect_eq(r.status, 2, "%s", r.err);
   char named[160];
   snprintf(named, sizeof named, "PUT %s/metrics/job/ragsweep/command/eval: connection refused", g.url);
@@ -755,7 +742,7 @@ Test(export, otlp_push_is_valid_and_matches_the_csvs, .timeout = 120)
   cr_assert_eq(llm_server_start(&s, "tests/otlp_receiver.py", 60), 0);
   char url[96];
   snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/metrics", s.port);
-  th_result r = rs("eval", corpus, "-o", out, "--quiet", "-m", "nDCG@10", "-m", "P@5", "-m", "R@10", "-m", "RR",
+  th_result r = th_rs("eval", corpus, "-o", out, "--quiet", "-m", "nDCG@10", "-m", "P@5", "-m", "R@10", "-m", "RR",
                    "-m", "AP", "--otlp", url, NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
@@ -861,7 +848,7 @@ Test(export, otlp_refusals_are_exit_2_naming_the_url, .timeout = 120)
   snprintf(script, sizeof script, "%s/script.json", s.dir);
 
   write_file(script, "{\"status\": 503}");
-  th_result r = rs("eval", corpus, "-o", out, "--quiet", "-m", "RR", "--otlp", url, NULL);
+  th_result r = th_rs("eval", corpus, "-o", out, "--quiet", "-m", "RR", "--otlp", url, NULL);
   cr_expect_eq(r.status, 2, "%s", r.err);
   char named[160];
   snprintf(named, sizeof named, "POST http://user:***@127.0.0.1:%d/v1/metrics: HTTP 503: {}", s.port);
@@ -870,14 +857,14 @@ Test(export, otlp_refusals_are_exit_2_naming_the_url, .timeout = 120)
   th_free(&r);
 
   write_file(script, "{\"rejected\": 3, \"message\": \"3 points too old\"}");
-  r = rs("eval", corpus, "-o", out, "--quiet", "-m", "RR", "--otlp", url, NULL);
+  r = th_rs("eval", corpus, "-o", out, "--quiet", "-m", "RR", "--otlp", url, NULL);
   cr_expect_eq(r.status, 2, "%s", r.err);
   cr_expect(strstr(r.err, "the collector rejected 3 data points") && strstr(r.err, "3 points too old"), "%s", r.err);
   th_free(&r);
 
   unlink(script);
   llm_stub_stop(&s);
-  r = rs("eval", corpus, "-o", out, "--quiet", "-m", "RR", "--otlp", url, NULL);
+  r = th_rs("eval", corpus, "-o", out, "--quiet", "-m", "RR", "--otlp", url, NULL);
   cr_expect_eq(r.status, 2, "%s", r.err);
   cr_expect(strstr(r.err, "connection refused") && strstr(r.err, "user:***@127.0.0.1"), "%s", r.err);
   cr_expect(!strstr(r.err, "s3cret"), "the password is printed");

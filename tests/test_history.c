@@ -9,7 +9,6 @@
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,18 +61,6 @@ static int64_t append(const char *db, const char *dir, const char *label, int64_
   return id;
 }
 
-static th_result rs(const char *first, ...)
-{
-  char *argv[64];
-  int n = 0;
-  argv[n++] = (char *)th_bin();
-  va_list ap;
-  va_start(ap, first);
-  for (const char *a = first; a && n < 63; a = va_arg(ap, const char *)) argv[n++] = (char *)a;
-  va_end(ap);
-  argv[n] = NULL;
-  return th_run(NULL, argv, NULL, NULL);
-}
 
 /* dir/c.h5: qrels q1 -> a, q2 -> b; run A ranks a for q1 and x for q2
  * (P@1 = 1/2). */
@@ -84,7 +71,7 @@ static char *small_corpus(const char *dir)
   write_text(run, "q1 Q0 a 1 1 A\nq2 Q0 x 1 1 A\n");
   char ra[4200];
   snprintf(ra, sizeof ra, "A=%s", run);
-  th_result r = rs("import", "-o", corpus, "--qrels", qrels, ra, NULL);
+  th_result r = th_rs("import", "-o", corpus, "--qrels", qrels, ra, NULL);
   cr_assert_eq(r.status, 0, "import: %s", r.err);
   th_free(&r);
   return corpus;
@@ -373,7 +360,7 @@ Test(history, bad_input_on_the_command_line)
       {dir, "is a folder"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    th_result r = rs("history", cases[i].file, NULL);
+    th_result r = th_rs("history", cases[i].file, NULL);
     cr_expect_eq(r.status, 2, "%s: status %d: %s", cases[i].file, r.status, r.err);
     cr_expect(strstr(r.err, cases[i].needle) && strstr(r.err, cases[i].file), "%s", r.err);
     th_free(&r);
@@ -383,7 +370,7 @@ Test(history, bad_input_on_the_command_line)
   char *corpus = small_corpus(dir), *out = th_join(dir, "out");
   const char *bad[] = {dir, txt, "/proc/self/h.sqlite"};
   for (size_t i = 0; i < 3; i++) {
-    th_result r = rs("eval", corpus, "-o", out, "--history", bad[i], NULL);
+    th_result r = th_rs("eval", corpus, "-o", out, "--history", bad[i], NULL);
     cr_expect_eq(r.status, 2, "%s: status %d: %s", bad[i], r.status, r.err);
     cr_expect(strstr(r.err, bad[i]), "%s", r.err);
     cr_expect(strstr(r.err, "the CSV outputs in"), "%s", r.err);
@@ -391,7 +378,7 @@ Test(history, bad_input_on_the_command_line)
     th_free(&r);
   }
   /* --label without --history is a usage error. */
-  th_result r = rs("eval", corpus, "-o", out, "--label", "x", NULL);
+  th_result r = th_rs("eval", corpus, "-o", out, "--label", "x", NULL);
   cr_expect_eq(r.status, 1, "%s", r.err);
   th_free(&r);
 }
@@ -471,7 +458,7 @@ Test(history, two_evals_append_at_once, .timeout = 120)
     waitpid(pid[w], &st, 0);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "eval %d failed (status %d)", w, st);
   }
-  th_result r = rs("history", db, "--format", "csv", "-m", "P@1", NULL);
+  th_result r = th_rs("history", db, "--format", "csv", "-m", "P@1", NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_expect(strstr(r.out, ",zero,A,P@1,0.5\n") && strstr(r.out, ",one,A,P@1,0.5\n"), "%s", r.out);
   th_free(&r);
@@ -576,11 +563,11 @@ Test(history, eval_compare_rag_append_exactly, .timeout = 120)
   cr_assert_eq(g.status, 0, "%s", g.err);
   th_free(&g);
   char *ev = th_join(dir, "ev"), *cmp = th_join(dir, "cmp"), *rag = th_join(dir, "rag");
-  th_result r = rs("eval", corpus, "-o", ev, "-m", "nDCG@10", "-m", "P@{1,5}", "--history", db, "--label", "e1", NULL);
+  th_result r = th_rs("eval", corpus, "-o", ev, "-m", "nDCG@10", "-m", "P@{1,5}", "--history", db, "--label", "e1", NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_expect(strstr(r.out, "appended evaluation 1 to the history"), "%s", r.out);
   th_free(&r);
-  r = rs("compare", corpus, "-o", cmp, "--permutations", "200", "--bootstrap", "100", "--history", db, NULL);
+  r = th_rs("compare", corpus, "-o", cmp, "--permutations", "200", "--bootstrap", "100", "--history", db, NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
   char *samples = th_join(dir, "s.jsonl");
@@ -589,7 +576,7 @@ Test(history, eval_compare_rag_append_exactly, .timeout = 120)
              "{\"cfg\":\"b\",\"k\":3,\"retrieved_context_ids\":[1,2,3],\"reference_context_ids\":[1],\"latency_ms\":80}\n"
              "{\"cfg\":\"a\",\"k\":3,\"retrieved_context_ids\":[3],\"reference_context_ids\":[\"1\"],\"latency_ms\":100}\n"
              "{\"cfg\":\"b\",\"k\":3,\"retrieved_context_ids\":[1],\"reference_context_ids\":[1],\"latency_ms\":90}\n");
-  r = rs("rag", samples, "-o", rag, "-m", "id_based_context_precision", "-m", "id_based_context_recall", "--history",
+  r = th_rs("rag", samples, "-o", rag, "-m", "id_based_context_precision", "-m", "id_based_context_recall", "--history",
          db, "--label", "r1", NULL);
   cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
   th_free(&r);
@@ -598,7 +585,7 @@ Test(history, eval_compare_rag_append_exactly, .timeout = 120)
   expect_exactly(db, rag, 3, 1, 2 * 3); /* p50, p95, p99 from rag's latency.csv */
 
   /* The command's CSV is the same text as aggregate.csv, row for row. */
-  r = rs("history", db, "--format", "csv", "-m", "nDCG@10", NULL);
+  r = th_rs("history", db, "--format", "csv", "-m", "nDCG@10", NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   static agg_row rows[512];
   const size_t n = read_aggregate(th_join(ev, "aggregate.csv"), rows, 512, 0);
@@ -615,9 +602,9 @@ Test(history, eval_compare_rag_append_exactly, .timeout = 120)
   th_free(&r);
   /* --csv FILE writes the same. */
   char *csv = th_join(dir, "series.csv");
-  th_result r2 = rs("history", db, "--csv", csv, "-m", "nDCG@10", NULL);
+  th_result r2 = th_rs("history", db, "--csv", csv, "-m", "nDCG@10", NULL);
   cr_assert_eq(r2.status, 0, "%s", r2.err);
-  th_result r3 = rs("history", db, "--format", "csv", "-m", "nDCG@10", NULL);
+  th_result r3 = th_rs("history", db, "--format", "csv", "-m", "nDCG@10", NULL);
   char *file = th_slurp(csv, NULL);
   cr_expect_str_eq(file, r3.out);
   free(file);
@@ -759,7 +746,7 @@ Test(history, alerts_on_the_command_line, .timeout = 60)
   char *db = nights();
   /* One run degrades (B), one drops exactly the threshold (A), one has no
    * history (C): one ✗, exit 3. */
-  th_result r = rs("history", db, "--alert", "nDCG@10:window=2:drop=0.02", NULL);
+  th_result r = th_rs("history", db, "--alert", "nDCG@10:window=2:drop=0.02", NULL);
   cr_expect_eq(r.status, 3, "%s%s", r.out, r.err);
   char *la = line_with(r.out, "  A  "), *lb = line_with(r.out, "  B  "), *lc = line_with(r.out, "  C  ");
   cr_expect_str_eq(la, "  \xE2\x9C\x93 nDCG@10:window=2:drop=0.02  A  0.7800  mean 0.8000 of the previous 2, change "
@@ -779,47 +766,47 @@ Test(history, alerts_on_the_command_line, .timeout = 60)
   th_free(&r);
 
   /* A window longer than the history: B's mean is of 4 values. */
-  r = rs("history", db, "--alert", "nDCG@10:window=20:drop=0.02", "--run", "B", NULL);
+  r = th_rs("history", db, "--alert", "nDCG@10:window=20:drop=0.02", "--run", "B", NULL);
   cr_expect_eq(r.status, 3);
   cr_expect(strstr(r.out, "fell 0.1300 below the mean 0.7300 of the previous 4 (limit 0.7100)"), "%s", r.out);
   th_free(&r);
   /* Only A: at the threshold, exit 0; relative 2.5% too; 2% fires. */
-  r = rs("history", db, "--run", "A", "--alert", "nDCG@10:window=4:drop=0.02", "--alert", "ndcg_cut.10:drop=2.5%", NULL);
+  r = th_rs("history", db, "--run", "A", "--alert", "nDCG@10:window=4:drop=0.02", "--alert", "ndcg_cut.10:drop=2.5%", NULL);
   cr_expect_eq(r.status, 0, "%s%s", r.out, r.err);
   cr_expect(strstr(r.out, "alerts: 0 of 2 checks fired"), "%s", r.out);
   cr_expect(strstr(r.out, "nDCG@10:window=20:drop=2.5%  A"), "canonical name: %s", r.out);
   th_free(&r);
-  r = rs("history", db, "--run", "A", "--alert", "nDCG@10:drop=2%", NULL);
+  r = th_rs("history", db, "--run", "A", "--alert", "nDCG@10:drop=2%", NULL);
   cr_expect_eq(r.status, 3);
   cr_expect(strstr(r.out, "fell 0.0200 below the mean 0.8000 of the previous 4 (limit 0.7840)"), "%s", r.out);
   th_free(&r);
   /* Latency rises. */
-  r = rs("history", db, "--alert", "latency_p95_ms:window=4:rise=20", NULL);
+  r = th_rs("history", db, "--alert", "latency_p95_ms:window=4:rise=20", NULL);
   cr_expect_eq(r.status, 0, "%s%s", r.out, r.err);
   th_free(&r);
-  r = rs("history", db, "--alert", "latency_p95_ms:window=4:rise=15%", NULL);
+  r = th_rs("history", db, "--alert", "latency_p95_ms:window=4:rise=15%", NULL);
   cr_expect_eq(r.status, 3);
   cr_expect(strstr(r.out, "rose 20.0000 above the mean 100.0000 of the previous 4 (limit 115.0000); latest: n5"), "%s",
             r.out);
   th_free(&r);
   /* With the CSV on stdout, the alert lines go to stderr. */
-  r = rs("history", db, "--format", "csv", "--alert", "nDCG@10:window=2:drop=0.02", NULL);
+  r = th_rs("history", db, "--format", "csv", "--alert", "nDCG@10:window=2:drop=0.02", NULL);
   cr_expect_eq(r.status, 3);
   cr_expect(!strstr(r.out, "alerts:") && strstr(r.err, "alerts: 1 of 3 checks fired"), "%s", r.err);
   cr_expect(strstr(r.out, "5,2023-11-19T00:00:00Z,n5,B,nDCG@10,0.6\n"), "%s", r.out);
   th_free(&r);
   /* Usage errors: exit 1, the alert quoted. */
-  r = rs("history", db, "--alert", "nDCG@10:window=0:drop=0.02", NULL);
+  r = th_rs("history", db, "--alert", "nDCG@10:window=0:drop=0.02", NULL);
   cr_expect_eq(r.status, 1);
   cr_expect(strstr(r.err, "ragsweep history: alert 'nDCG@10:window=0:drop=0.02': window must be an integer >= 1"),
             "%s", r.err);
   th_free(&r);
-  r = rs("history", db, "--alert", "P@5:drop=0.1", NULL);
+  r = th_rs("history", db, "--alert", "P@5:drop=0.1", NULL);
   cr_expect_eq(r.status, 1);
   cr_expect(strstr(r.err, "--alert P@5:drop=0.1: ") && strstr(r.err, "has no measure 'P@5' (its measures: latency_p50_ms"),
             "%s", r.err);
   th_free(&r);
-  r = rs("history", db, "--last", "0", NULL);
+  r = th_rs("history", db, "--last", "0", NULL);
   cr_expect_eq(r.status, 1);
   th_free(&r);
 }
@@ -827,7 +814,7 @@ Test(history, alerts_on_the_command_line, .timeout = 60)
 Test(history, trend_on_the_command_line)
 {
   char *db = nights();
-  th_result r = rs("history", db, "--last", "3", "--window", "1", NULL);
+  th_result r = th_rs("history", db, "--last", "3", "--window", "1", NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   /* --last 3: n3..n5; --window 1: the mean is the value before the latest. */
   cr_expect_str_eq(row_of(r.out, "A nDCG@10"),

@@ -13,17 +13,6 @@
 #include "formats/csvio.h"
 #include "helpers.h"
 
-static th_result rs(const char *a0, ...)
-{
-  char *argv[40] = {(char *)th_bin()};
-  int n = 1;
-  va_list ap;
-  va_start(ap, a0);
-  for (const char *a = a0; a && n < 39; a = va_arg(ap, const char *)) argv[n++] = (char *)a;
-  va_end(ap);
-  argv[n] = NULL;
-  return th_run(NULL, argv, NULL, NULL);
-}
 
 static char *make_corpus(const char *dir)
 {
@@ -116,7 +105,7 @@ static size_t count_in(const char *text, const char *needle)
 Test(json_summary, eval_with_gates_says_failed_and_holds_every_value, .timeout = 60)
 {
   char *dir = th_fresh_dir(), *corpus = make_corpus(dir), *out = th_join(dir, "out"), *json = th_join(dir, "r.json");
-  th_result r = rs("eval", corpus, "-o", out, "--quiet", "--top", "0", "-m", "nDCG@10", "-m", "R@5", "--gate",
+  th_result r = th_rs("eval", corpus, "-o", out, "--quiet", "--top", "0", "-m", "nDCG@10", "-m", "R@5", "--gate",
                    "nDCG@10>=0", "--gate", "R@5>=0.5", "--json", json, NULL);
   cr_assert_eq(r.status, 3, "a gate fails: %s", r.err);
   cr_expect(strstr(r.out, "wrote ") && strstr(r.out, "r.json"), "%s", r.out);
@@ -163,7 +152,7 @@ Test(json_summary, eval_with_gates_says_failed_and_holds_every_value, .timeout =
 Test(json_summary, eval_without_gates_passes, .timeout = 60)
 {
   char *dir = th_fresh_dir(), *corpus = make_corpus(dir), *out = th_join(dir, "out"), *json = th_join(dir, "r.json");
-  th_result r = rs("eval", corpus, "-o", out, "--quiet", "--top", "0", "--json", json, NULL);
+  th_result r = th_rs("eval", corpus, "-o", out, "--quiet", "--top", "0", "--json", json, NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   struct json_object *doc = load_json(json);
   cr_expect_str_eq(json_object_get_string(field(doc, "status")), "passed");
@@ -180,10 +169,10 @@ Test(json_summary, compare_per_query_and_rag, .timeout = 90)
 {
   char *dir = th_fresh_dir(), *corpus = make_corpus(dir), *out = th_join(dir, "out"), *cmp = th_join(dir, "cmp");
   char *json = th_join(dir, "c.json"), *rag_json = th_join(dir, "rag.json");
-  th_result r = rs("eval", corpus, "-o", out, "--quiet", "--top", "0", "--per-query", "-m", "nDCG@10", NULL);
+  th_result r = th_rs("eval", corpus, "-o", out, "--quiet", "--top", "0", "--per-query", "-m", "nDCG@10", NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
-  r = rs("compare", "--per-query", th_join(out, "per_query.csv"), "-o", cmp, "--permutations", "200", "--bootstrap",
+  r = th_rs("compare", "--per-query", th_join(out, "per_query.csv"), "-o", cmp, "--permutations", "200", "--bootstrap",
          "0", "--json", json, NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   struct json_object *doc = load_json(json);
@@ -203,7 +192,7 @@ Test(json_summary, compare_per_query_and_rag, .timeout = 90)
         "{\"id\":\"b\",\"k\":\"10\",\"retrieved_context_ids\":[2,5],\"reference_context_ids\":[2,5]}\n",
         f);
   fclose(f);
-  r = rs("rag", samples, "-o", rag, "-m", "id_based_context_recall", "--gate", "id_based_context_recall>=0.9",
+  r = th_rs("rag", samples, "-o", rag, "-m", "id_based_context_recall", "--gate", "id_based_context_recall>=0.9",
          "--json", rag_json, NULL);
   cr_assert_eq(r.status, 3, "k=5 recalls 0.5: %s", r.err);
   doc = load_json(rag_json);
@@ -228,7 +217,7 @@ Test(json_summary, a_failed_push_costs_no_other_output, .timeout = 60)
 {
   char *dir = th_fresh_dir(), *corpus = make_corpus(dir), *out = th_join(dir, "out"), *json = th_join(dir, "r.json");
   char *prom = th_join(dir, "m.prom");
-  th_result r = rs("eval", corpus, "-o", out, "--quiet", "--top", "0", "-m", "nDCG@10", "--otlp",
+  th_result r = th_rs("eval", corpus, "-o", out, "--quiet", "--top", "0", "-m", "nDCG@10", "--otlp",
                    "http://ci:s3cret@127.0.0.1:1/v1/metrics", "--json", json, "--metrics-out", prom, NULL);
   cr_expect_eq(r.status, 2, "%s", r.err);
   cr_expect(strstr(r.err, "127.0.0.1:1"), "the URL is named: %s", r.err);
@@ -242,7 +231,7 @@ Test(json_summary, a_failed_push_costs_no_other_output, .timeout = 60)
   free(text);
   th_free(&r);
   /* An unwritable --json: exit 2 naming it; the CSVs stay. */
-  r = rs("eval", corpus, "-o", out, "--quiet", "--top", "0", "-m", "nDCG@10", "--json", "/nonexistent-dir/r.json",
+  r = th_rs("eval", corpus, "-o", out, "--quiet", "--top", "0", "-m", "nDCG@10", "--json", "/nonexistent-dir/r.json",
          NULL);
   cr_expect_eq(r.status, 2);
   cr_expect(strstr(r.err, "/nonexistent-dir/r.json"), "%s", r.err);
