@@ -214,7 +214,7 @@ static void remove_tree(const char *path)
 /* Every file of dir a is in b with the same bytes, and b has no other. */
 static void same_files(const char *a, const char *b, const char *what)
 {
-  const char *names[] = {"aggregate.csv", "latency.csv", "latency_hist.csv", "per_query.csv", "worst.csv",
+  const char *names[] = {"compare.csv", "summary.csv", "aggregate.csv", "latency.csv", "latency_hist.csv", "per_query.csv", "worst.csv",
                          "query_texts.csv", "gates.csv", "curves.csv", "latency_cdf.csv", "report.html"};
   size_t n_same = 0;
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
@@ -233,12 +233,11 @@ static void same_files(const char *a, const char *b, const char *what)
 
 /* Shard folders s0..s{n-1} of eval ARGS in dir, then merge in a shuffled
  * order into out; returns merge's stdout. */
-static char *shard_and_merge(const char *dir, const char *args, size_t n, const char *out)
+static char *shard_and_merge(const char *dir, const char *cmd, const char *args, size_t n, const char *out)
 {
   char line[4096];
   for (size_t i = 0; i < n; i++) {
-    snprintf(line, sizeof line, "eval %s --quiet -o s%zu_%zu --shard %zu/%zu --threads %zu", args, n, i, i, n,
-             1 + i % 2);
+    snprintf(line, sizeof line, "%s %s -o s%zu_%zu --shard %zu/%zu --threads %zu", cmd, args, n, i, i, n, 1 + i % 2);
     rs_ok(dir, line);
   }
   /* Shuffled: every odd index first, descending, then the even ones. */
@@ -257,10 +256,10 @@ static char *shard_and_merge(const char *dir, const char *args, size_t n, const 
 /* One-process eval ARGS into dir/out, kept as dir/one; then shards 1..7
  * merged into dir/out (the same name: report.html names its folder), and
  * every file and stdout compared byte for byte. */
-static void check_all_shard_counts(const char *dir, const char *args, size_t max_n)
+static void check_all_shard_counts(const char *dir, const char *cmd, const char *args, size_t max_n)
 {
   char line[4096];
-  snprintf(line, sizeof line, "eval %s --quiet -o out", args);
+  snprintf(line, sizeof line, "%s %s -o out", cmd, args);
   th_result one = rs_in(dir, line);
   cr_assert(one.status == 0 || one.status == 3, "%s: %s", line, one.err);
   char from[4096], to[4096]; /* not th_join's ring: same_files takes many slots */
@@ -268,11 +267,11 @@ static void check_all_shard_counts(const char *dir, const char *args, size_t max
   snprintf(to, sizeof to, "%s/one", dir);
   cr_assert_eq(rename(from, to), 0);
   for (size_t n = 1; n <= max_n; n++) {
-    char *merged_out = shard_and_merge(dir, args, n, "out");
+    char *merged_out = shard_and_merge(dir, cmd, args, n, "out");
     char what[64];
     snprintf(what, sizeof what, "%zu shards", n);
     same_files(to, from, what);
-    cr_assert_str_eq(merged_out, one.out, "%s: merge's stdout differs from eval's", what);
+    cr_assert_str_eq(merged_out, one.out, "%s: merge's stdout differs from %s's", what, cmd);
     free(merged_out);
     remove_tree(from);
   }
@@ -284,7 +283,7 @@ Test(shard_cli, generated_sweep_any_shard_count_gives_eval_bytes, .timeout = 300
   char dir[4096]; /* th_fresh_dir's ring slot is reused after 64 paths */
   snprintf(dir, sizeof dir, "%s", th_fresh_dir());
   gen_corpus(dir, "2500", "4"); /* 4 runs x 2500 queries, latencies: 12 units of <= 1024 queries */
-  check_all_shard_counts(dir, "g.h5 --per-query --worst 3 --report --gate nDCG@10>=0.3 -m nDCG@10 -m AP -m RR@10 "
+  check_all_shard_counts(dir, "eval", "g.h5 --quiet --per-query --worst 3 --report --gate nDCG@10>=0.3 -m nDCG@10 -m AP -m RR@10 "
                               "-m P@5 -m NumRet", 7);
   remove_tree(dir);
 }
@@ -325,8 +324,19 @@ Test(shard_cli, text_inputs_any_shard_count_gives_eval_bytes, .timeout = 300)
 #undef NEXT
   fclose(q);
   for (int r = 0; r < 3; r++) fclose(run[r]);
-  check_all_shard_counts(dir, "qrels.txt bm25.jsonl dense.jsonl fused=hybrid.jsonl --queries=all --per-query "
+  check_all_shard_counts(dir, "eval", "qrels.txt --quiet bm25.jsonl dense.jsonl fused=hybrid.jsonl --queries=all --per-query "
                               "-m nDCG@10 -m AP -m R@5", 7);
+  remove_tree(dir);
+}
+
+/* compare --shard: the shards score, the merge runs the tests as compare does. */
+Test(shard_cli, compare_any_shard_count_gives_compare_bytes, .timeout = 300)
+{
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", th_fresh_dir());
+  gen_corpus(dir, "1800", "4");
+  check_all_shard_counts(dir, "compare", "g.h5 -m nDCG@10 -m AP -m RR --worst 2 --gate AP>=0.2 --permutations 300 "
+                                         "--bootstrap 200 --queries=judged", 5);
   remove_tree(dir);
 }
 

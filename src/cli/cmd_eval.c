@@ -255,20 +255,6 @@ static void eval_args_free(eval_args *a)
   a->words = NULL;
 }
 
-/* Marks the words of option c that getopt just consumed in drop[] (indexes
- * of orig, argv as given): its argument's word, and the option's own word
- * when the argument was the next one (getopt permutes argv's pointers, not
- * the strings, so the words are found by address). */
-static void drop_option_words(char *const *orig, int argc, char *const *argv, const char *arg, unsigned char *drop)
-{
-  const char *last = argv[optind - 1]; /* the option's last word */
-  for (int k = 0; k < argc; k++) {
-    if (orig[k] != last) continue;
-    drop[k] = 1;
-    if (arg && arg == last && k > 0) drop[k - 1] = 1; /* "--out DIR": the option word too */
-  }
-}
-
 /* Parses eval's command line into *a; -1 to go on, else the exit status
  * (after --help, or a message). */
 static int eval_parse(int argc, char **argv, eval_args *a)
@@ -298,7 +284,7 @@ static int eval_parse(int argc, char **argv, eval_args *a)
   while (status < 0 && (c = getopt_long(argc, argv, SWEEP_OPTS_SHORT "h", longs, &li)) != -1) {
     if (c == 'o' || c == SWEEP_OPT_THREADS || c == SWEEP_OPT_TIMING || c == OPT_QUIET || c == OPT_BATCH ||
         c == OPT_SHARD)
-      drop_option_words(orig, argc, argv, optarg, drop);
+      shard_drop_option_words(orig, argc, argv, optarg, drop);
     const sweep_opt_result shared = sweep_opts_parse(&a->so, c, optarg, "eval");
     if (shared == SWEEP_OPT_HANDLED) continue;
     if (shared == SWEEP_OPT_BAD) {
@@ -358,38 +344,6 @@ static int eval_parse(int argc, char **argv, eval_args *a)
   if (status < 0 && publish_opts_check(&a->po, "eval", 1) != 0) status = RS_EXIT_USAGE;
   if (status >= 0) eval_args_free(a);
   return status;
-}
-
-/* eval --shard I/N: evaluates the share and writes the shard folder -o. */
-static rs_code write_shard(const eval_args *a, rs__sweep_cfg *cfg, const sweep_input *in, const rs__shard_plan *plan,
-                           const char *common, rs_error *err)
-{
-  shard_writer *w = NULL;
-  rs_code rc = shard_writer_open(a->so.out_dir, cfg->spec->n_req, &w, err);
-  if (rc) return rc;
-  rs__run_result *res = calloc(in->n_runs ? in->n_runs : 1, sizeof *res);
-  if (!res) rc = rs__fail(err, RS_NOMEM, "out of memory");
-  cfg->per_query = shard_writer_record;
-  cfg->per_query_ctx = w;
-  if (!rc) rc = rs__shard_eval(cfg, in->corpus, in->runs, plan, a->shard_i, a->shard_n, res, err);
-  if (cfg->progress_ctx && ((progress_state *)cfg->progress_ctx)->shown) fputc('\n', stderr);
-  size_t n_lat = 0; /* the runs whose latencies this share owns (engine/shard.h) */
-  for (size_t r = 0; !rc && r < in->n_runs; r++)
-    if (res[r].has_latency && !(rc = shard_writer_latency(w, r, &res[r].latency, res[r].latency_cdf, err))) n_lat++;
-  const size_t n_records = shard_writer_n_records(w);
-  if (!rc) rc = shard_writer_commit(w, common, a->shard_i, err);
-  else shard_writer_abort(w);
-  for (size_t r = 0; res && r < in->n_runs; r++) rs__run_result_free(&res[r]);
-  free(res);
-  if (rc) return rc;
-  size_t u0, u1;
-  rs__shard_share_units(plan, a->shard_i, a->shard_n, &u0, &u1);
-  printf("shard %zu/%zu: units %zu..%zu of %zu (%zu queries evaluated, latencies of %zu run%s)\n"
-         "wrote %s/" SHARD_MANIFEST "\n      %s/" SHARD_VALUES "\n      %s/" SHARD_LATENCY "\n"
-         "merge every shard with: ragsweep merge SHARD_DIR... -o OUTDIR\n",
-         a->shard_i, a->shard_n, u0, u1, plan->n_units, n_records, n_lat, n_lat == 1 ? "" : "s", a->so.out_dir,
-         a->so.out_dir, a->so.out_dir);
-  return RS_OK;
 }
 
 /* Evaluates (merge NULL) or merges the shards of merge, and writes eval's
@@ -498,7 +452,9 @@ static int eval_run(eval_args *a, const shard_set *merge)
       goto fail;
   }
   if (a->shard) {
-    if ((rc = write_shard(a, &cfg, &in, &plan, common, &err))) goto fail;
+    rc = shard_write(out_dir, &cfg, &in, &plan, a->shard_i, a->shard_n, common, &err);
+    if (prog.shown) fputc('\n', stderr);
+    if (rc) goto fail;
     exit_code = RS_EXIT_OK;
     goto done;
   }

@@ -86,6 +86,7 @@ int rs_cli_merge(int argc, char **argv)
                     "paths are relative to it; merge where those inputs are\n", s.cwd, strerror(errno));
     status = RS_EXIT_INPUT;
   } else if (strcmp(s.cmd, "eval") == 0) status = eval_merge(&s, same_cwd ? out : out_abs, quiet);
+  else if (strcmp(s.cmd, "compare") == 0) status = compare_merge(&s, same_cwd ? out : out_abs);
   else {
     fprintf(stderr, "ragsweep merge: %s: shards of '%s', expected eval or compare\n", s.dir[0], s.cmd);
     status = RS_EXIT_INPUT;

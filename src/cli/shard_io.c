@@ -3,6 +3,7 @@
 #include "shard_io.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -504,4 +505,45 @@ rs_code shard_set_replay(const shard_set *s, const char *common, const rs__spec 
   if (rc) rs__shard_merge_abort(&m);
   else rs__shard_merge_finish(&m);
   return rc;
+}
+
+/* --- the commands' shared steps -------------------------------------------------------- */
+
+void shard_drop_option_words(char *const *orig, int argc, char *const *argv, const char *arg, unsigned char *drop)
+{
+  const char *last = argv[optind - 1]; /* the option's last word */
+  for (int k = 0; k < argc; k++) {
+    if (orig[k] != last) continue;
+    drop[k] = 1;
+    if (arg && arg == last && k > 0) drop[k - 1] = 1; /* "--out DIR": the option word too */
+  }
+}
+
+rs_code shard_write(const char *dir, rs__sweep_cfg *cfg, const sweep_input *in, const rs__shard_plan *plan, size_t i,
+                    size_t n, const char *common, rs_error *err)
+{
+  shard_writer *w = NULL;
+  rs_code rc = shard_writer_open(dir, cfg->spec->n_req, &w, err);
+  if (rc) return rc;
+  rs__run_result *res = rs__calloc(in->n_runs ? in->n_runs : 1, sizeof *res);
+  if (!res) rc = rs__fail(err, RS_NOMEM, "out of memory");
+  cfg->per_query = shard_writer_record;
+  cfg->per_query_ctx = w;
+  if (!rc) rc = rs__shard_eval(cfg, in->corpus, in->runs, plan, i, n, res, err);
+  size_t n_lat = 0; /* the runs whose latencies this share owns (engine/shard.h) */
+  for (size_t r = 0; !rc && r < in->n_runs; r++)
+    if (res[r].has_latency && !(rc = shard_writer_latency(w, r, &res[r].latency, res[r].latency_cdf, err))) n_lat++;
+  const size_t n_records = shard_writer_n_records(w);
+  if (!rc) rc = shard_writer_commit(w, common, i, err);
+  else shard_writer_abort(w);
+  for (size_t r = 0; res && r < in->n_runs; r++) rs__run_result_free(&res[r]);
+  free(res);
+  if (rc) return rc;
+  size_t u0, u1;
+  rs__shard_share_units(plan, i, n, &u0, &u1);
+  printf("shard %zu/%zu: units %zu..%zu of %zu (%zu queries evaluated, latencies of %zu run%s)\n"
+         "wrote %s/" SHARD_MANIFEST "\n      %s/" SHARD_VALUES "\n      %s/" SHARD_LATENCY "\n"
+         "merge every shard with: ragsweep merge SHARD_DIR... -o OUTDIR\n",
+         i, n, u0, u1, plan->n_units, n_records, n_lat, n_lat == 1 ? "" : "s", dir, dir, dir);
+  return RS_OK;
 }

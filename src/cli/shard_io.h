@@ -95,9 +95,26 @@ rs_code shard_set_replay(const shard_set *s, const char *common, const rs__spec 
                          rs_code (*per_query)(void *ctx, size_t run, size_t query, const double *v, rs_error *err),
                          void *ctx, rs_error *err);
 
+/* --- the commands' shared steps -------------------------------------------------------- */
+
+struct sweep_input;
+
+/* After getopt_long returned option code c (with argument arg, or NULL):
+ * marks in drop[] the words of orig (argv as given, before getopt permuted
+ * its pointers) that the option took, so that the words which define an
+ * evaluation can be stored without -o, --shard, --threads and the like. */
+void shard_drop_option_words(char *const *orig, int argc, char *const *argv, const char *arg, unsigned char *drop);
+
+/* --shard I/N: evaluates share i of n of in's runs (cfg as for rs__sweep;
+ * its per_query is taken) and writes the shard folder dir with the
+ * manifest's common part; prints what it wrote. */
+rs_code shard_write(const char *dir, rs__sweep_cfg *cfg, const struct sweep_input *in, const rs__shard_plan *plan,
+                    size_t i, size_t n, const char *common, rs_error *err);
+
 /* The merges of `ragsweep merge`, by the shards' command (cmd_eval.c,
  * cmd_compare.c): the command's own outputs in out_dir, from the shards'
  * values; the command's exit status. */
 int eval_merge(const shard_set *s, const char *out_dir, int quiet);
+int compare_merge(const shard_set *s, const char *out_dir);
 
 #endif
