@@ -88,6 +88,11 @@ static void help(FILE *f)
           "      --ties=trec|stored    as in eval\n"
           "      --threads N           threads, 1 to 4096 (default: OMP_NUM_THREADS or all cores)\n"
           "      --timing              print where the time went on stderr\n"
+          );
+  fprintf(f,
+          "      --shard I/N           score share I of N of the runs' queries only (0 <= I < N)\n"
+          "                            into the shard folder -o; 'ragsweep merge SHARD_DIR...\n"
+          "                            -o OUTDIR' runs the tests and writes compare's files\n"
           "      --qrels FILE          TREC qrels to score with, in place of the corpus's /qrels\n"
           "                            (ids matched to the corpus); with text runs: their\n"
           "                            judgments (TREC qrels, BEIR qrels or a JSON eval set), and\n"
