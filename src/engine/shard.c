@@ -150,7 +150,8 @@ rs_code rs__shard_merge_init(rs__shard_merge *m, const rs__spec *spec, rs__run_r
   *m = (rs__shard_merge){.n_results = n_results, .n_queries = n_queries};
   rs_code rc = rs__result_acc_init(&m->acc, spec, res, n_results, err);
   if (rc) return rc;
-  if (!(m->v = rs__calloc(spec->n_req ? spec->n_req : 1, sizeof *m->v))) {
+  m->next_query = rs__calloc(n_results ? n_results : 1, sizeof *m->next_query);
+  if (!(m->v = rs__calloc(spec->n_req ? spec->n_req : 1, sizeof *m->v)) || !m->next_query) {
     rs__shard_merge_abort(m);
     return rs__fail(err, RS_NOMEM, "out of memory");
   }
@@ -173,10 +174,10 @@ rs_code rs__shard_merge_records(rs__shard_merge *m, const unsigned char *buf, si
       return rs__fail(err, RS_FORMAT, "%s: record at byte %zu: result %zu, query %zu; expected a result below %zu "
                       "and a query below %zu: the shard is from other inputs", where, off, r, q, m->n_results,
                       m->n_queries);
-    if (m->any && (r < m->last_result || (r == m->last_result && q <= m->last_query)))
-      return rs__fail(err, RS_FORMAT, "%s: record at byte %zu: result %zu, query %zu comes after result %zu, query "
-                      "%zu; expected every share once, in order", where, off, r, q, m->last_result, m->last_query);
-    m->any = 1, m->last_result = r, m->last_query = q;
+    if (q < m->next_query[r])
+      return rs__fail(err, RS_FORMAT, "%s: record at byte %zu: result %zu, query %zu comes after its query %zu; "
+                      "expected every share once, in order", where, off, r, q, m->next_query[r] - 1);
+    m->next_query[r] = q + 1;
     rs__result_acc_add(&m->acc, r, m->v);
     if (per_query) {
       rs_code rc = per_query(ctx, r, q, m->v, err);
@@ -206,14 +207,14 @@ void rs__shard_merge_finish(rs__shard_merge *m)
 {
   for (size_t r = 0; r < m->n_results; r++) rs__result_acc_finish(&m->acc, r);
   rs__result_acc_free(&m->acc);
-  free(m->v);
-  m->v = NULL;
+  free(m->v), free(m->next_query);
+  m->v = NULL, m->next_query = NULL;
 }
 
 void rs__shard_merge_abort(rs__shard_merge *m)
 {
   for (size_t r = 0; m->acc.res && r < m->n_results; r++) rs__run_result_free(&m->acc.res[r]);
   rs__result_acc_free(&m->acc);
-  free(m->v);
-  m->v = NULL;
+  free(m->v), free(m->next_query);
+  m->v = NULL, m->next_query = NULL;
 }

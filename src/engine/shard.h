@@ -100,14 +100,13 @@ size_t rs__shard_latency_get(const unsigned char *src, size_t avail, size_t *res
 /* Rebuilds rs__sweep's results from the records of all shares, fed in
  * share order (I = 0..N-1) and within a share in the order it produced
  * them.  Every record is checked: a result index beyond n_results, or a
- * (result, query) not after the previous record's, means the shares do not
+ * query not after the same result's previous one, means the shares do not
  * fit together (RS_FORMAT naming `where`). */
 typedef struct rs__shard_merge {
   rs__result_acc acc;
   size_t n_results, n_queries;
-  size_t last_result, last_query;
-  int any;
-  double *v; /* scratch [n_vals] */
+  size_t *next_query; /* [n_results]: the smallest query a result's next record may have */
+  double *v;          /* scratch [n_vals] */
 } rs__shard_merge;
 
 /* res[0..n_results): zeroed and given their value arrays; n_queries bounds
