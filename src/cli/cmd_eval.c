@@ -252,9 +252,10 @@ typedef struct eval_args {
   char **argv;
   int first_input;
   /* The words of the command line that define the evaluation, in their
-   * order: all but -o, --shard, --threads, --batch-docs, --quiet and
-   * --timing, which may differ between the shards of one evaluation (a
-   * shard manifest stores these words; merge parses them again). */
+   * order: all but -o, --shard, --threads, --quiet and --timing, which may
+   * differ between the shards of one evaluation (a shard manifest stores
+   * these words; merge parses them again).  --batch-docs stays: with
+   * --depths it sets the order of per_query.csv's rows. */
   char **words;
   size_t n_words;
 } eval_args;
@@ -293,8 +294,7 @@ static int eval_parse(int argc, char **argv, eval_args *a)
   optind = 1;
   opterr = 0;
   while (status < 0 && (c = getopt_long(argc, argv, SWEEP_OPTS_SHORT "h", longs, &li)) != -1) {
-    if (c == 'o' || c == SWEEP_OPT_THREADS || c == SWEEP_OPT_TIMING || c == OPT_QUIET || c == OPT_BATCH ||
-        c == OPT_SHARD)
+    if (c == 'o' || c == SWEEP_OPT_THREADS || c == SWEEP_OPT_TIMING || c == OPT_QUIET || c == OPT_SHARD)
       shard_drop_option_words(orig, argc, argv, optarg, drop);
     const sweep_opt_result shared = sweep_opts_parse(&a->so, c, optarg, "eval");
     if (shared == SWEEP_OPT_HANDLED) continue;
