@@ -354,6 +354,8 @@ Test(shard_cli, compare_any_shard_count_gives_compare_bytes, .timeout = 300)
   gen_corpus(dir, "1800", "4");
   check_all_shard_counts(dir, "compare", "g.h5 -m nDCG@10 -m AP -m RR --worst 2 --gate AP>=0.2 --permutations 300 "
                                          "--bootstrap 200 --queries=judged", 5);
+  check_all_shard_counts(dir, "compare", "g.h5 -m nDCG@10 -m AP --depths 5,20 --worst 2 --permutations 200 "
+                                         "--bootstrap 100", 3);
   remove_tree(dir);
 }
 
