@@ -68,6 +68,9 @@ $(BUILD)/gen_sweep: $(BUILD)/datasets/gen_sweep.o $(BUILD)/libragsweep.a
 $(BUILD)/bench_core: $(BUILD)/bench/core.o $(BUILD)/libragsweep.a
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libragsweep.a $(LDLIBS)
 
+$(BUILD)/bench_floor: $(BUILD)/bench/floor.o
+	$(CC) $(CFLAGS) -o $@ $<
+
 $(BUILD)/bench_llm: $(BUILD)/bench/llm.o $(BUILD)/libragsweep.a
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libragsweep.a $(LDLIBS)
 
@@ -248,7 +251,7 @@ install: all
 	  ragsweep.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/ragsweep.pc
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(wildcard $(BUILD)/tests/fuzz/*.d) $(BUILD)/datasets/gen_sweep.d $(BUILD)/bench/core.d \
-  $(BUILD)/bench/llm.d $(BUILD)/bench/llm_server.d
+  $(BUILD)/bench/llm.d $(BUILD)/bench/llm_server.d $(BUILD)/bench/floor.d
 
 # One file owns each dependency; only it sees the dependency's headers.
 $(BUILD)/src/formats/corpus_h5.o: CPPFLAGS += $(HDF5_CFLAGS)
