@@ -174,7 +174,7 @@ static void parse_slice(void *vctx, size_t i, int tid)
     p = nl ? nl + 1 : end;
     n_newlines += nl != NULL;
     int32_t topic;
-    if (prev_qid && prev_len == tl[0] && memcmp(prev_qid, tok[0], tl[0]) == 0) {
+    if (prev_qid && prev_len == tl[0] && rs__same_bytes(prev_qid, tok[0], tl[0])) {
       topic = prev_topic;
     } else {
       topic = (int32_t)rs__qrels_topic(q, tok[0], tl[0], rs__hash_bytes(tok[0], tl[0]));

@@ -79,7 +79,7 @@ static long intern_topic(uint32_t **tab, size_t *mask, topic_key **keys, size_t 
     uint32_t s = (*tab)[i];
     if (!s) break;
     topic_key *k = &(*keys)[s - 1];
-    if (k->len == len && memcmp(k->id, id, len) == 0) return (long)(s - 1);
+    if (k->len == len && rs__same_bytes(k->id, id, len)) return (long)(s - 1);
   }
   if (*n_keys == *cap_keys) {
     size_t nc = *cap_keys ? *cap_keys * 2 : 1024;
@@ -208,7 +208,7 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, rs__qrels **out, r
     /* Qrels come grouped by topic: a line of the previous line's topic
      * needs no hashing. */
     long t;
-    if (prev_qid && prev_qid_len == tlen[0] && memcmp(prev_qid, tok[0], tlen[0]) == 0) {
+    if (prev_qid && prev_qid_len == tlen[0] && rs__same_bytes(prev_qid, tok[0], tlen[0])) {
       t = prev_t;
     } else {
       t = intern_topic(&ptab, &pmask, &keys, &n_keys, &cap_keys, tok[0], (uint32_t)tlen[0]);
