@@ -338,7 +338,7 @@ Test(judge, sweep_kill_resume_and_cache_only, .timeout = 240)
   cr_assert_eq(e.status, 0, "%s", e.err);
   char *agg = get_file(out_a, "aggregate.csv");
   cr_expect(strstr(agg, ",AnswerPresence@10,") != NULL, "%s", agg);
-  cr_expect(strstr(agg, "hybrid,hybrid,num_q,200,ranked\n") != NULL, "all 200 queries judged by the LLM: %s", agg);
+  cr_expect(strstr(agg, "hybrid,hybrid,num_q,num_q,,200,ranked\n") != NULL, "all 200 queries judged by the LLM: %s", agg);
   free(agg);
   th_free(&e);
   free(qrels_a), free(qrels_b), free(qrels_c);
@@ -460,8 +460,8 @@ Test(judge, agreement_by_hand, .timeout = 60)
   char *agg = get_file(out, "aggregate.csv");
   const double ideal = 1.0 + 1.0 / log2(3.0), q1 = (1.0 + 1.0 / log2(5.0)) / ideal;
   char want[256];
-  snprintf(want, sizeof want, "A,nDCG@10,%.17g\n", (q1 + 1.0) / 2.0);
-  cr_expect(strstr(agg, want) != NULL || fabs(strtod(strstr(agg, "A,nDCG@10,") + 10, NULL) - (q1 + 1.0) / 2.0) < 1e-15,
+  snprintf(want, sizeof want, "A,nDCG@10,nDCG,10,%.17g\n", (q1 + 1.0) / 2.0);
+  cr_expect(strstr(agg, want) != NULL || fabs(strtod(strstr(agg, "A,nDCG@10,nDCG,10,") + 18, NULL) - (q1 + 1.0) / 2.0) < 1e-15,
             "%s", agg);
   free(agg);
   th_free(&e);

@@ -63,6 +63,9 @@ static void help(FILE *f)
           "                         default: P@{1,5,10} R@{1,5,10,100} Success@{1,5,10} RR@10\n"
           "                         AP@100 nDCG@{5,10}\n"
           "      --per-query        also write per_query.csv\n"
+          "      --depths K1,K2,... also score every run cut at each depth K (its top K docs as\n"
+          "                         ranked), in the same pass: run R becomes R/top_k=K with the\n"
+          "                         attribute top_k (the K of a top-K sweep; the N is a cutoff)\n"
           "      --queries=judged   evaluate judged queries the run ranks (trec_eval; default)\n"
           "      --queries=all      every judged query; those the run misses score 0 (trec_eval -c)\n"
           "      --ties=trec        rank by score descending, ties by doc id descending (default)\n"
@@ -101,6 +104,7 @@ typedef struct {
   worst_file *worst; /* worst.csv, or NULL */
   const sweep_input *in;
   const rs__spec *spec;
+  const measure_cols *mc; /* the spec's visible measures */
 } per_query_sink;
 
 static rs_code write_per_query(void *ctx, size_t run, size_t query, const double *v, rs_error *err)
@@ -113,7 +117,7 @@ static rs_code write_per_query(void *ctx, size_t run, size_t query, const double
   for (size_t k = 0; s->w && k < s->spec->n_out; k++) {
     rs__csv_str(s->w, s->in->runs[run]->name);
     rs__csv_str(s->w, s->in->corpus->query_id[query]);
-    rs__csv_str(s->w, s->spec->req[k].name);
+    measure_cols_put(s->w, s->mc, k);
     rs__csv_num(s->w, v[k]);
     rs_code rc = rs__csv_end_row(s->w, err);
     if (rc) return rc;
@@ -290,6 +294,13 @@ int rs_cli_eval(int argc, char **argv)
     return RS_EXIT_USAGE;
   }
   if (annb_is_dataset(argv[optind])) { /* an ann-benchmarks dataset and its results: annb_eval.c */
+    if (so.n_depths) {
+      fprintf(stderr, "ragsweep eval: --depths is for ranked runs; %s is an ann-benchmarks dataset, whose results "
+                      "are k-nn lists of the count each was run with (compare counts as separate results)\n",
+              argv[optind]);
+      sweep_opts_free(&so);
+      return RS_EXIT_USAGE;
+    }
     const annb_eval_args aa = {.dataset = argv[optind], .results = argv + optind + 1,
                                .n_results = (size_t)(argc - optind - 1), .so = &so, .po = &po,
                                .per_query = per_query, .quiet = quiet, .top = top, .batch_docs = batch_docs,
@@ -319,6 +330,7 @@ int rs_cli_eval(int argc, char **argv)
   rs__csv *agg = NULL, *lat = NULL, *hist = NULL, *pq = NULL, *curves = NULL, *cdf = NULL;
   char **curve_names = NULL;
   size_t n_curve_names = 0;
+  measure_cols pq_cols = {0};
   progress_state prog = {0};
   int exit_code = RS_EXIT_INPUT;
   int made_out_dir = 0; /* -o created by this run: removed again if the run fails before writing */
@@ -326,7 +338,9 @@ int rs_cli_eval(int argc, char **argv)
   rs__sweep_timing tm = {0};
   const double t_start = rs__seconds();
   const direct_opts dop = {.cmd = "eval", .qrels_path = so.qrels_path, .split = so.split, .threads = (int)threads};
-  if ((rc = sweep_input_open_args(&in, argv + optind, (size_t)(argc - optind), &dop, NULL, &err))) goto fail;
+  if ((rc = sweep_input_open_args(&in, argv + optind, (size_t)(argc - optind), &dop, NULL, &err)) ||
+      (so.n_depths && (rc = sweep_input_add_depths(&in, so.depths, so.n_depths, &err))))
+    goto fail;
   {
     /* Nothing judged (a corpus imported without qrels): every run scores
      * num_q 0, as trec_eval does; say why, and how to get scores. */
@@ -363,11 +377,21 @@ int rs_cli_eval(int argc, char **argv)
     cfg.per_query_ctx = &sink;
   }
   if (per_query) {
-    if ((rc = rs__csv_create(out_dir, "per_query.csv", &pq, &err))) goto fail;
-    const char *hdr[] = {"run", "query", "measure", "value"};
-    for (int i = 0; i < 4; i++) rs__csv_str(pq, hdr[i]);
+    if (!(measure_names = calloc(spec->n_out + 1, sizeof *measure_names))) {
+      rc = rs__fail(&err, RS_NOMEM, "out of memory");
+      goto fail;
+    }
+    for (size_t k = 0; k < spec->n_out; k++) measure_names[k] = spec->req[k].name;
+    if ((rc = measure_cols_init(&pq_cols, measure_names, spec->n_out, &err)) ||
+        (rc = rs__csv_create(out_dir, "per_query.csv", &pq, &err)))
+      goto fail;
+    rs__csv_str(pq, "run");
+    rs__csv_str(pq, "query");
+    measure_cols_header(pq);
+    rs__csv_str(pq, "value");
     if ((rc = rs__csv_end_row(pq, &err))) goto fail;
     sink.w = pq;
+    sink.mc = &pq_cols;
   }
   if (n_worst && (rc = worst_open(&worst, out_dir, (size_t)n_worst, spec, in.corpus, &err))) goto fail;
   sink.worst = worst;
@@ -391,7 +415,8 @@ int rs_cli_eval(int argc, char **argv)
   if (prog.shown) fputc('\n', stderr);
   if (rc) goto fail;
   const double t_write = rs__seconds();
-  if (!(run_names = calloc(in.n_runs + 1, sizeof *run_names)) || !(measure_names = calloc(spec->n_out + 1, sizeof *measure_names))) {
+  if (!(run_names = calloc(in.n_runs + 1, sizeof *run_names)) ||
+      (!measure_names && !(measure_names = calloc(spec->n_out + 1, sizeof *measure_names)))) {
     rc = rs__fail(&err, RS_NOMEM, "out of memory");
     goto fail;
   }
@@ -493,6 +518,7 @@ fail:
 done:
   free(run_names);
   free(measure_names);
+  measure_cols_free(&pq_cols);
   report_curve_names_free(curve_names, n_curve_names);
   for (size_t i = 0; i < n_gates; i++) gate_free(&gates[i]);
   free(gates);

@@ -20,14 +20,14 @@ enum {
 enum { ROW_SKIP = 0, ROW_EVAL = 1, ROW_MISSING = 2, ROW_BAD_DOC = -1, ROW_NAN = -2, ROW_DUP = -3, ROW_AFTER_PAD = -4 };
 
 typedef struct {
-  size_t run, row0; /* run index; first row of the batch it fills */
+  size_t run, row0; /* run index (the first of its group); first row of the batch it fills */
   rs__block blk;
 } segment;
 
 typedef struct {
   segment seg[MAX_SEGMENTS];
   size_t n_seg, n_rows, max_len;
-  double *values;  /* [n_rows * n_req] */
+  double *values;  /* [n_rows * row_values]: per row, n_req values per run of its group */
   int8_t *status;  /* [n_rows] */
   int64_t *bad_at; /* [n_rows]: column of the problem */
   size_t cap_rows;
@@ -66,6 +66,11 @@ typedef struct {
   rs__run_result *res;
   int threads;
   size_t n_req, batch_docs, max_nnz, max_levels;
+  /* Runs that share their rows (eval --depths): group[r] runs from r on
+   * are read once and scored at each one's depth (1: an ordinary run;
+   * set on the first run of a group only). */
+  size_t *group;
+  size_t row_values; /* n_req * the largest group */
   int32_t *id_rank; /* see rank_before */
   thread_state *ts;
   batch b[2];
@@ -74,6 +79,10 @@ typedef struct {
   size_t rd_run, rd_q;
   double read_s; /* time spent in read_next */
 } engine;
+
+/* The run whose datasets hold r's rows: r, or the source of a virtual run
+ * (eval --depths), read once for all the runs cut from it. */
+static inline const rs__run *rows_of(const rs__run *r) { return r->source ? r->source : r; }
 
 /* The segment (run block) that holds a batch row. */
 static inline const segment *segment_of(const batch *bt, size_t row)
@@ -334,10 +343,11 @@ static void score_row(void *vctx, size_t row, int tid)
   }
 
   const rs_levels lv = row_levels(t, c->qgrade + qa, qb - qa);
-  double *out = bt->values + row * e->n_req;
+  double *out = bt->values + row * e->row_values;
+  const size_t n_group = e->group[sg->run];
   if (n == 0) {
     if (qa == qb || !e->cfg->all_queries) { *status = ROW_SKIP; return; }
-    rs__spec_eval(e->cfg->spec, &t->ss, NULL, 0, &lv, 1, out);
+    for (size_t v = 0; v < n_group; v++) rs__spec_eval(e->cfg->spec, &t->ss, NULL, 0, &lv, 1, out + v * e->n_req);
     *status = ROW_MISSING;
     return;
   }
@@ -386,16 +396,21 @@ static void score_row(void *vctx, size_t row, int tid)
     rel[r] = g < 0 ? RS_REL_UNJUDGED : g;
   }
   if (qa == qb) { *status = ROW_SKIP; return; }
-  rs__spec_eval(e->cfg->spec, &t->ss, rel, n, &lv, 0, out);
+  /* Each run of the group scores the ranking cut at its depth: the whole
+   * row is checked above whatever the depth, as the file holds it. */
+  for (size_t v = 0; v < n_group; v++) {
+    const size_t depth = e->runs[sg->run + v]->depth, len = depth && depth < n ? depth : n;
+    rs__spec_eval(e->cfg->spec, &t->ss, rel, len, &lv, 0, out + v * e->n_req);
+  }
   *status = ROW_EVAL;
 }
 
 /* --- reading ------------------------------------------------------------------- */
 
-static rs_code grow_batch(batch *b, size_t rows, size_t n_req, rs_error *err)
+static rs_code grow_batch(batch *b, size_t rows, size_t row_values, rs_error *err)
 {
   if (rows <= b->cap_rows) return RS_OK;
-  double *v = rs__realloc(b->values, rs__mul(rs__mul(rows, n_req), sizeof *v));
+  double *v = rs__realloc(b->values, rs__mul(rs__mul(rows, row_values), sizeof *v));
   if (v) b->values = v;
   int8_t *st = rs__realloc(b->status, rows);
   if (st) b->status = st;
@@ -422,7 +437,7 @@ static void read_batch(engine *e, batch *b)
   b->rc = RS_OK;
   size_t docs = 0;
   while (e->rd_run < e->n_runs && b->n_seg < MAX_SEGMENTS && docs < e->batch_docs) {
-    const rs__run *r = e->runs[e->rd_run];
+    const rs__run *r = rows_of(e->runs[e->rd_run]);
     if (e->rd_q == 0 && r->has_latency) { /* latencies: read whole, summarised once */
       double *lat = rs__malloc(rs__mul(r->n_rows, sizeof *lat));
       char where[600];
@@ -440,13 +455,25 @@ static void read_batch(engine *e, batch *b)
       free(lat);
       if (b->rc) return;
       e->res[e->rd_run].has_latency = 1;
+      /* The runs cut from the same rows answered in the same time. */
+      for (size_t v = 1; v < e->group[e->rd_run]; v++) {
+        rs__run_result *to = &e->res[e->rd_run + v], *from = &e->res[e->rd_run];
+        to->latency = from->latency, to->has_latency = 1;
+        if (from->latency_cdf) {
+          if (!(to->latency_cdf = rs__malloc(RS__LATENCY_CDF_N * sizeof *to->latency_cdf))) {
+            b->rc = rs__fail(&b->err, RS_NOMEM, "%s: out of memory", where);
+            return;
+          }
+          memcpy(to->latency_cdf, from->latency_cdf, RS__LATENCY_CDF_N * sizeof *to->latency_cdf);
+        }
+      }
     }
     size_t want = rows_per_block(e, r), left = r->n_rows - e->rd_q;
     size_t n = want < left ? want : left;
     segment *sg = &b->seg[b->n_seg];
     if (n > 0) {
       if ((b->rc = rs__run_read(r, e->rd_q, n, &sg->blk, &b->err))) return;
-      if ((b->rc = grow_batch(b, b->n_rows + n, e->n_req, &b->err))) return;
+      if ((b->rc = grow_batch(b, b->n_rows + n, e->row_values, &b->err))) return;
       sg->run = e->rd_run;
       sg->row0 = b->n_rows;
       for (size_t i = 0; i < n; i++) {
@@ -458,7 +485,7 @@ static void read_batch(engine *e, batch *b)
       docs += (size_t)sg->blk.off[n];
       e->rd_q += n;
     }
-    if (e->rd_q == r->n_rows) e->rd_run++, e->rd_q = 0;
+    if (e->rd_q == r->n_rows) e->rd_run += e->group[e->rd_run], e->rd_q = 0;
   }
 }
 
@@ -483,7 +510,7 @@ static void free_batch(batch *b)
 static rs_code row_error(const engine *e, const batch *bt, size_t row, rs_error *err)
 {
   const segment *sg = segment_of(bt, row);
-  const rs__run *r = e->runs[sg->run];
+  const rs__run *r = rows_of(e->runs[sg->run]);
   const size_t i = row - sg->row0, q = sg->blk.q0 + i;
   const int64_t col = bt->bad_at[row];
   const int32_t d = sg->blk.doc[sg->blk.off[i] + col];
@@ -518,19 +545,22 @@ static rs_code combine(engine *e, batch *bt, double **sums, rs_error *err)
   const rs__spec *sp = e->cfg->spec;
   for (size_t s = 0; s < bt->n_seg; s++) {
     const segment *sg = &bt->seg[s];
-    rs__run_result *res = &e->res[sg->run];
-    double *sum = sums[sg->run];
-    for (size_t i = 0; i < sg->blk.n; i++) {
-      const size_t row = sg->row0 + i;
-      if (bt->status[row] == ROW_SKIP) continue;
-      const double *v = bt->values + row * e->n_req;
-      for (size_t k = 0; k < e->n_req; k++) sum[k] += v[k];
-      res->num_q++;
-      res->no_rel_ret += v[sp->hidden_relret] == 0.0;
-      res->perfect_p1 += v[sp->hidden_p1] == 1.0;
-      if (e->cfg->per_query) {
-        rs_code rc = e->cfg->per_query(e->cfg->per_query_ctx, sg->run, sg->blk.q0 + i, v, err);
-        if (rc) return rc;
+    for (size_t g = 0; g < e->group[sg->run]; g++) {
+      const size_t run = sg->run + g;
+      rs__run_result *res = &e->res[run];
+      double *sum = sums[run];
+      for (size_t i = 0; i < sg->blk.n; i++) {
+        const size_t row = sg->row0 + i;
+        if (bt->status[row] == ROW_SKIP) continue;
+        const double *v = bt->values + row * e->row_values + g * e->n_req;
+        for (size_t k = 0; k < e->n_req; k++) sum[k] += v[k];
+        res->num_q++;
+        res->no_rel_ret += v[sp->hidden_relret] == 0.0;
+        res->perfect_p1 += v[sp->hidden_p1] == 1.0;
+        if (e->cfg->per_query) {
+          rs_code rc = e->cfg->per_query(e->cfg->per_query_ctx, run, sg->blk.q0 + i, v, err);
+          if (rc) return rc;
+        }
       }
     }
   }
@@ -566,8 +596,19 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
               .threads = rs__threads(cfg->threads), .n_req = cfg->spec->n_req,
               .batch_docs = cfg->batch_docs ? cfg->batch_docs : DEFAULT_BATCH_DOCS};
   double **sums = rs__calloc(n_runs ? n_runs : 1, sizeof *sums);
-  rs_code rc = sums ? RS_OK : rs__fail(err, RS_NOMEM, "out of memory");
+  e.group = rs__calloc(n_runs ? n_runs : 1, sizeof *e.group);
+  rs_code rc = sums && e.group ? RS_OK : rs__fail(err, RS_NOMEM, "out of memory");
   memset(results, 0, n_runs * sizeof *results);
+  size_t max_group = 1;
+  for (size_t r = 0; r < n_runs && !rc;) {
+    const rs__run *src = rows_of(runs[r]);
+    size_t g = 1;
+    while (r + g < n_runs && runs[r + g]->source == src) g++;
+    e.group[r] = g;
+    max_group = g > max_group ? g : max_group;
+    r += g;
+  }
+  e.row_values = rs__mul(e.n_req, max_group);
   for (size_t r = 0; r < n_runs && !rc; r++) {
     results[r].value = rs__calloc(e.n_req, sizeof *results[r].value);
     sums[r] = rs__calloc(e.n_req, sizeof *sums[r]);
@@ -583,7 +624,7 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
   if (rc) goto done;
 
   uint64_t rows_total = 0, rows_done = 0;
-  for (size_t r = 0; r < n_runs; r++) rows_total += runs[r]->n_rows;
+  for (size_t r = 0; r < n_runs; r += e.group[r]) rows_total += runs[r]->n_rows;
   e.cur = &e.b[0];
   e.next = &e.b[1];
   read_next(&e);
@@ -609,7 +650,8 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
     size_t done_upto = last->blk.q0 + last->blk.n == runs[last->run]->n_rows ? last->run + 1 : last->run;
     for (size_t s = 0; s < e.cur->n_seg; s++) {
       size_t r = e.cur->seg[s].run;
-      if (r < done_upto && (s + 1 == e.cur->n_seg || e.cur->seg[s + 1].run != r)) finish_run(&e, r, sums[r]);
+      if (r < done_upto && (s + 1 == e.cur->n_seg || e.cur->seg[s + 1].run != r))
+        for (size_t g = 0; g < e.group[r]; g++) finish_run(&e, r + g, sums[r + g]);
     }
     rows_done += e.cur->n_rows;
     if (cfg->progress) cfg->progress(cfg->progress_ctx, last->run, n_runs, rows_done, rows_total);
@@ -624,6 +666,7 @@ done:
   free_batch(&e.b[0]);
   free_batch(&e.b[1]);
   free(e.id_rank);
+  free(e.group);
   for (size_t r = 0; sums && r < n_runs; r++) free(sums[r]);
   free(sums);
   if (rc)
