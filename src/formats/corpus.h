@@ -47,8 +47,8 @@ typedef struct rs__run {
   uint64_t n_docs;  /* csr: length of doc */
   int has_score, has_latency;
   int score_f32;    /* scores stored as float32 (else float64) */
-  /* Byte offsets in the file of doc and score when they can be mapped
-   * (contiguous, unfiltered, native int32 / float32 / float64), else 0. */
+  /* Byte offsets in the file of doc and score when they can be copied with
+   * pread (contiguous, unfiltered, native int32 / float32 / float64), else 0. */
   uint64_t doc_addr, score_addr;
   /* eval --depths: a virtual run is source's rows, each ranking cut at its
    * top depth docs once ranked.  Virtual runs of one source follow each

@@ -31,9 +31,9 @@
 struct rs__h5file {
   hid_t fid;
   char *path;
-  /* For zero-copy reads of contiguous datasets: the file opened a second
-   * time, its size, and whether HDF5 addresses are file offsets (default
-   * driver, no user block). */
+  /* For pread of contiguous datasets: the file opened a second time, its
+   * size, and whether HDF5 addresses are file offsets (default driver, no
+   * user block: can_copy). */
   int fd;
   uint64_t size;
   int can_map;
