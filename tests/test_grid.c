@@ -76,6 +76,14 @@ static rows load_rows(const char *path, const char *run, size_t skip_col)
   return t;
 }
 
+static void rows_free(rows *t)
+{
+  for (size_t i = 0; i < t->n; i++) free(t->line[i]);
+  for (size_t i = 0; i < t->n_hdr; i++) free(t->hdr[i]);
+  free(t->line);
+  free(t->hdr);
+}
+
 static size_t col_of(const rows *t, const char *name)
 {
   for (size_t i = 0; i < t->n_hdr; i++)
@@ -166,6 +174,7 @@ Test(grid, a_depth_equals_the_run_cut_at_that_depth)
       rows want = load_rows(th_join(ref, "per_query.csv"), "cut", SIZE_MAX);
       rows got = load_rows(th_join(deep, "per_query.csv"), name, SIZE_MAX);
       expect_same_rows(&got, &want, name); /* every value of every query, as printed (17 digits) */
+      rows_free(&want), rows_free(&got);
     }
   /* The whole depth: aggregate.csv rows equal the plain run's, top_k aside. */
   for (size_t r = 0; r < 2; r++) {
@@ -175,6 +184,7 @@ Test(grid, a_depth_equals_the_run_cut_at_that_depth)
     rows got = load_rows(th_join(deep, "aggregate.csv"), name, col_of(&got0, "top_k"));
     rows want = load_rows(th_join(flat, "aggregate.csv"), runs[r], SIZE_MAX);
     expect_same_rows(&got, &want, name);
+    rows_free(&got0), rows_free(&got), rows_free(&want);
   }
 }
 
@@ -273,6 +283,7 @@ Test(grid, table_pivots_the_cutoff)
     free(s);
   }
   th_free(&r);
+  rows_free(&agg);
   /* Success and nDCG in one table under cutoff columns would mix measures. */
   r = th_rs("table", out, "--rows", "top_k", "--cols", "cutoff", "-m", "Success@{1,5}", "-m", "nDCG@10", NULL);
   cr_assert_eq(r.status, 1, "%s", r.out);
@@ -300,6 +311,7 @@ Test(grid, compare_takes_depths)
   rows a = load_rows(th_join(out, "aggregate.csv"), "bge-small_256/top_k=30", SIZE_MAX);
   rows b = load_rows(th_join(ev, "aggregate.csv"), "bge-small_256/top_k=30", SIZE_MAX);
   cr_assert_str_eq(a.line[a.n - 1], b.line[b.n - 1]);
+  rows_free(&a), rows_free(&b);
   free(cmp);
 }
 
