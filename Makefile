@@ -68,6 +68,9 @@ $(BUILD)/gen_sweep: $(BUILD)/datasets/gen_sweep.o $(BUILD)/libragsweep.a
 $(BUILD)/bench_core: $(BUILD)/bench/core.o $(BUILD)/libragsweep.a
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libragsweep.a $(LDLIBS)
 
+$(BUILD)/bench_floor: $(BUILD)/bench/floor.o
+	$(CC) $(CFLAGS) -o $@ $<
+
 $(BUILD)/bench_llm: $(BUILD)/bench/llm.o $(BUILD)/libragsweep.a
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libragsweep.a $(LDLIBS)
 
@@ -165,13 +168,18 @@ asan: deps
 
 # Benchmarks (README, "Performance"): the metric core against a naive
 # reference and across threads, then whole-process `eval` from HDF5 and
-# `trec_eval` from TREC text, each beside a read-through of the same bytes.
-# Every figure is checked (reference values, identical bytes at every
-# thread count) and appended to bench/results/*.csv with machine and date.
+# `trec_eval` from TREC text, each as a ratio to its floor measured in the
+# same run at the same thread count (bench_floor: a page-cached pass over
+# the same bytes) and, for text, to the peer (trec_eval 10.0 at -O0, built
+# by bench/peer.sh from BENCH_TREC_EVAL_SRC or a git clone).  Every figure
+# is checked (reference values, identical bytes at every thread count and
+# to the peer) and appended to bench/results/*.csv (ratios.csv: the ratios
+# and the targets of issue 18) with machine, date and load.
+# BENCH_WORK: where generated inputs are kept (default bench/work).
 # BENCH_QUICK=1: small workloads only (a minute, for a smoke test).
 BENCH_QUICK ?=
 bench: deps
-	@$(MAKE) --no-print-directory BUILD=build-bench OPT="-O3 -g -DNDEBUG" build build-bench/bench_core
+	@$(MAKE) --no-print-directory BUILD=build-bench OPT="-O3 -g -DNDEBUG" build build-bench/bench_core build-bench/bench_floor
 	build-bench/bench_core $(if $(BENCH_QUICK),--quick)
 	BENCH_SWEEPS="$(if $(BENCH_QUICK),nq,1M 100x100k 10kx1000 nq)" bench/sweep.sh build-bench
 	bench/run.sh build-bench "$(if $(BENCH_QUICK),10000,10000 100000 1000000)"
@@ -250,7 +258,7 @@ install: all
 	  ragsweep.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/ragsweep.pc
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(wildcard $(BUILD)/tests/fuzz/*.d) $(BUILD)/datasets/gen_sweep.d $(BUILD)/bench/core.d \
-  $(BUILD)/bench/llm.d $(BUILD)/bench/llm_server.d
+  $(BUILD)/bench/llm.d $(BUILD)/bench/llm_server.d $(BUILD)/bench/floor.d
 
 # One file owns each dependency; only it sees the dependency's headers.
 $(BUILD)/src/formats/corpus_h5.o: CPPFLAGS += $(HDF5_CFLAGS)

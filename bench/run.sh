@@ -6,6 +6,13 @@
 # of REPEAT runs, and peak RSS.  The output at every thread count must be
 # identical to the 1-thread output, or the benchmark fails.
 # SIZES defaults to "10000 100000" queries x 100 docs; add 1000000 for 1M.
+# In the same run and at the same thread count: the floor (bench_floor
+# --newlines: a memchr newline count over the run file, each thread its
+# share) and the peer, trec_eval 10.0 built at -O0 by bench/peer.sh (one
+# thread; best of PEER_REPEAT, only up to BENCH_PEER_MAX queries: it takes
+# minutes and gigabytes beyond); its output must equal ours byte for byte.
+# Targets (issue 18): 10k at least 15x trec_eval 10.0 -O0; 1M within 4x the
+# newline count; two threads at least 1.85x one thread.
 set -eu
 BUILD=${1:-build-bench}
 SIZES=${2:-${BENCH_SIZES:-10000 100000}}
@@ -16,9 +23,13 @@ BIN="$ROOT/$BUILD/ragsweep"
 GEN="$ROOT/../shared/tools/gen_trec.py"
 WORK=${BENCH_WORK:-$HERE/work}
 OUT="$HERE/results/trec_text.csv"
+RATIOS="$HERE/results/ratios.csv"
+FLOOR="$ROOT/$BUILD/bench_floor"
+PEER_REPEAT=${PEER_REPEAT:-3}
+PEER_MAX=${BENCH_PEER_MAX:-100000}
 MEASURES="-m map -m ndcg_cut.10 -m recip_rank -m P.5,10 -m recall.5,10,100"
 
-[ -x "$BIN" ] || { echo "bench: build $BIN first (make bench)" >&2; exit 1; }
+[ -x "$BIN" ] && [ -x "$FLOOR" ] || { echo "bench: build $BIN and $FLOOR first (make bench)" >&2; exit 1; }
 [ -f "$GEN" ] || { echo "bench: $GEN not found (../shared is needed)" >&2; exit 1; }
 PY=/usr/bin/python3
 RAGSWEEP_WITH_BENCH=1 "$ROOT/scripts/install-deps.sh" # python3-numpy, time
@@ -30,18 +41,38 @@ mkdir -p "$WORK" "$HERE/results"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+mkdir -p "$WORK"
+PEER=$("$HERE/peer.sh" "$WORK") || PEER=""
 echo "machine: $cpu, $cores cores; $(date -u)"
-printf '%-16s %7s %10s %10s %10s %12s\n' workload threads median_s best_s peak_MB lines_per_s
+if [ -n "$PEER" ]; then echo "peer: $PEER (trec_eval 10.0, -O0)"; else echo "peer: none (see above): no peer ratio"; fi
+printf '%-11s %3s %8s %8s %8s %12s %8s %7s %8s %8s %7s  %s\n' workload thr best_s median_s peak_MB lines_per_s floor_s x_floor peer_s x_peer x_1thr "verdict [load]"
 csv="$tmp/rows.csv"
+ratio_rows="$tmp/ratios.csv"
 : >"$csv"
+: >"$ratio_rows"
 for nq in $SIZES; do
   dir="$WORK/gen_${nq}x100"
   if [ ! -f "$dir/run.txt" ]; then
     $PY "$GEN" --nq "$nq" --k 100 --out-dir "$dir" >/dev/null
   fi
   lines=$((nq * 100))
+  case "$nq" in 10000) floor_target=""; peer_target=15 ;; 1000000) floor_target=4; peer_target="" ;; *) floor_target=""; peer_target="" ;; esac
+  peer_s=""
+  if [ -n "$PEER" ] && [ "$nq" -le "$PEER_MAX" ]; then
+    i=0 ptimes=""
+    while [ "$i" -lt "$PEER_REPEAT" ]; do
+      # shellcheck disable=SC2086
+      /usr/bin/time -f '%e %M' -o "$tmp/time" "$PEER" $MEASURES "$dir/qrels.txt" "$dir/run.txt" >"$tmp/peer.out"
+      read -r sec kb <"$tmp/time"
+      ptimes="$ptimes $sec"
+      i=$((i + 1))
+    done
+    peer_s=$(echo "$ptimes" | tr ' ' '\n' | grep . | sort -n | head -1)
+  fi
   t=1
+  best1=""
   while [ "$t" -le "$cores" ]; do
+    floor_s=$("$FLOOR" --newlines --threads "$t" --repeat "$REPEAT" "$dir/run.txt" | cut -d' ' -f1)
     times=""
     rss=0
     i=0
@@ -58,16 +89,36 @@ for nq in $SIZES; do
       echo "bench: output at $t threads differs from 1 thread" >&2
       exit 1
     fi
+    if [ -n "$peer_s" ] && ! cmp -s "$tmp/peer.out" "$tmp/out.$t"; then
+      echo "bench: ${nq}x100: output differs from trec_eval 10.0's" >&2
+      exit 1
+    fi
     sorted=$(echo "$times" | tr ' ' '\n' | grep . | sort -n)
     best=$(echo "$sorted" | head -1)
+    [ -n "$best1" ] || best1=$best
     median=$(echo "$sorted" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
     rate=$(awk -v l="$lines" -v s="$median" 'BEGIN {printf "%.0f", (s > 0 ? l / s : 0)}')
-    printf '%-16s %7d %10s %10s %10.1f %12s\n' "${nq}x100" "$t" "$median" "$best" "$(awk -v k="$rss" 'BEGIN {print k / 1024}')" "$rate"
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    row=$(awk -v b="$best" -v f="$floor_s" -v p="$peer_s" -v b1="$best1" -v ft="$floor_target" -v pt="$peer_target" -v t="$t" 'BEGIN {
+      r = f > 0 ? b / f : 0; x = (p != "" && b > 0) ? p / b : 0; s = b > 0 ? b1 / b : 0; v = ""
+      if (ft != "") v = v (r <= ft ? "met" : "NOT-met")
+      if (pt != "" && p != "") v = v (v == "" ? "" : ",") (x >= pt ? "met" : "NOT-met")
+      if (pt != "" && p == "") v = v (v == "" ? "" : ",") "no-peer"
+      if (t > 1) v = v (v == "" ? "" : "/") (s >= 1.85 ? "met" : "NOT-met")
+      if (v == "") v = "-"
+      printf "%.2f %s %.2f %s", r, (p != "" ? sprintf("%.2f", x) : "-"), s, v }')
+    set -- $row
+    printf '%-11s %3d %8s %8s %8.1f %12s %8s %7s %8s %8s %7s  %s [%s]\n' "${nq}x100" "$t" "$best" "$median" \
+      "$(awk -v k="$rss" 'BEGIN {print k / 1024}')" "$rate" "$floor_s" "$1" "${peer_s:--}" "$2" "$3" "$4" "$load"
     echo "$date,$cpu,$cores,trec_eval_text,${nq}x100,$lines,$t,$median,$best,$rss,$rate" >>"$csv"
+    [ "$2" = "-" ] && x_peer="" || x_peer=$2
+    echo "$date,$cpu,$cores,$load,trec_eval_text,${nq}x100,$t,$best,$median,$((rss / 1024)),$floor_s,$1,${floor_target:+<=$floor_target},$peer_s,$x_peer,${peer_target:+>=$peer_target},$3,$4" >>"$ratio_rows"
     t=$((t + 1))
   done
   grep -q 'ndcg_cut_10' "$tmp/out.1" || { echo "bench: unexpected output" >&2; exit 1; }
 done
 [ -f "$OUT" ] || echo "date,cpu,cores,benchmark,workload,lines,threads,median_s,best_s,peak_rss_kb,lines_per_s" >"$OUT"
 cat "$csv" >>"$OUT"
-echo "appended to $OUT"
+[ -f "$RATIOS" ] || echo "date,cpu,cores,load1,benchmark,workload,threads,best_s,median_s,peak_rss_mb,floor_s,ratio_to_floor,floor_target,peer_s,ours_vs_peer,peer_target,speedup_vs_1_thread,verdict" >"$RATIOS"
+cat "$ratio_rows" >>"$RATIOS"
+echo "appended to $OUT and $RATIOS"

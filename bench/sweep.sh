@@ -2,8 +2,13 @@
 # bench/sweep.sh BUILD_DIR: end-to-end timing of `ragsweep eval` on HDF5
 # corpora made by gen_sweep (seeded), whole process, with peak RSS, at every
 # thread count; every thread count must write the same aggregate.csv bytes.
-# Beside each figure, a read-through of the same HDF5 bytes (dd from the
-# page cache) gives the machine's floor for that workload.
+# Beside each figure, at the same thread count and in the same run, the
+# machine's floor for that workload (bench_floor --sum: each thread preads
+# its share of the same HDF5 bytes from the page cache into a reused buffer
+# and sums it as 64-bit words), and the ratio to it; with the speed-up over
+# one thread.  Targets (issue 18): 1M and 100x100k within 3x the floor, two
+# threads at least 1.85x one thread.  Rows go to bench/results/ratios.csv
+# too (see run.sh); sweep_hdf5.csv's readthrough_s column holds the floor.
 # Workloads (BENCH_SWEEPS): "1M" = 1M queries x 100 docs x 1 run; "100x100k"
 # = 100 runs x 100k queries x 100 docs (8 GB, in 10 run files); "10kx1000" =
 # 10k queries x 1000 docs x 1 run; "nq" = 1 run x 100 docs at 100k and 300k
@@ -17,11 +22,13 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 BIN="$ROOT/$BUILD/ragsweep"
 GEN="$ROOT/$BUILD/gen_sweep"
+FLOOR="$ROOT/$BUILD/bench_floor"
 WORK=${BENCH_WORK:-$HERE/work}
 OUT="$HERE/results/sweep_hdf5.csv"
+RATIOS="$HERE/results/ratios.csv"
 MEASURES=${BENCH_MEASURES:-}   # empty: eval's default set
 
-[ -x "$BIN" ] && [ -x "$GEN" ] || { echo "bench: build $BUILD first (make bench)" >&2; exit 1; }
+[ -x "$BIN" ] && [ -x "$GEN" ] && [ -x "$FLOOR" ] || { echo "bench: build $BUILD first (make bench)" >&2; exit 1; }
 RAGSWEEP_WITH_BENCH=1 "$ROOT/scripts/install-deps.sh" # GNU time
 cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //; s/,/ /g')
 cores=$(nproc)
@@ -30,7 +37,9 @@ mkdir -p "$WORK" "$HERE/results"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rows="$tmp/rows.csv"
+ratio_rows="$tmp/ratios.csv"
 : >"$rows"
+: >"$ratio_rows"
 
 # make NAME NQ K RUNS RUNS_PER_FILE: generates once, prints the files
 make_corpus() {
@@ -82,12 +91,14 @@ bench_one() { # NAME NQ K RUNS RUNS_PER_FILE
   files=$(make_corpus "$@" | tr '\n' ' ')
   bytes=$(du -cb $files | tail -1 | cut -f1)
   pairs=$(( $2 * $3 * $4 ))
-  # floor: read the same bytes once more from the page cache
-  s=$(date +%s.%N); cat $files >/dev/null; e=$(date +%s.%N)
-  read_s=$(echo "$e - $s" | bc -l)
+  case "$1" in 1M | 100x100k) target=3 ;; *) target="" ;; esac
   t=1
   ref=""
+  best1=""
   while [ "$t" -le "$cores" ]; do
+    # the floor first, at this thread count (its warm-up pass caches the files)
+    # shellcheck disable=SC2086
+    floor_s=$("$FLOOR" --sum --threads "$t" --repeat "$REPEAT" $files | cut -d' ' -f1)
     times=""; rss=0; i=0
     while [ "$i" -lt "$REPEAT" ]; do
       rm -rf "$tmp/out"
@@ -107,10 +118,21 @@ bench_one() { # NAME NQ K RUNS RUNS_PER_FILE
     elif ! cmp -s "$tmp/out/aggregate.csv" "$tmp/ref.csv"; then echo "bench: $1 differs at $t threads" >&2; exit 1; fi
     med=$(echo $times | tr ' ' '\n' | median)
     best=$(echo $times | tr ' ' '\n' | sort -n | head -1)
+    [ -n "$best1" ] || best1=$best
     pps=$(echo "$pairs / $med" | bc)
-    printf '%-10s %4s runs %7s q %5s k %3s thr  median %7.2f s  best %7.2f s  %6d MB  %6.1f Mpairs/s  read-through %5.2f s (%4.1fx)\n' \
-      "$1" "$4" "$2" "$3" "$t" "$med" "$best" $((rss / 1024)) "$(echo "$pps / 1000000" | bc -l)" "$read_s" "$(echo "$med / $read_s" | bc -l)"
-    echo "$date,$cpu,$cores,$1,$2,$3,$4,$bytes,$t,$med,$best,$((rss / 1024)),$pps,$read_s" >>"$rows"
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    set -- $(awk -v b="$best" -v f="$floor_s" -v b1="$best1" -v tg="$target" -v t="$t" 'BEGIN {
+      r = f > 0 ? b / f : 0; s = b > 0 ? b1 / b : 0
+      verdict = tg == "" ? "-" : (r <= tg ? "met" : "NOT-met")
+      if (t > 1) verdict = verdict "/" (s >= 1.85 ? "met" : "NOT-met")
+      printf "%.2f %.2f %s", r, s, verdict }') "$@"
+    ratio=$1 speedup=$2 verdict=$3
+    shift 3
+    printf '%-10s %4s runs %7s q %5s k %3s thr  best %6.2f s  median %6.2f s  %6d MB  %6.1f Mpairs/s  floor %6.3f s  %5.2fx floor%s  %4.2fx 1 thr  [%s] load %s\n' \
+      "$1" "$4" "$2" "$3" "$t" "$best" "$med" $((rss / 1024)) "$(echo "$pps / 1000000" | bc -l)" "$floor_s" "$ratio" \
+      "$( [ -n "$target" ] && echo " (target <= ${target}x)")" "$speedup" "$verdict" "$load"
+    echo "$date,$cpu,$cores,$1,$2,$3,$4,$bytes,$t,$med,$best,$((rss / 1024)),$pps,$floor_s" >>"$rows"
+    echo "$date,$cpu,$cores,$load,hdf5_eval,$1,$t,$best,$med,$((rss / 1024)),$floor_s,$ratio,${target:+<=$target},,,,$speedup,$verdict" >>"$ratio_rows"
     t=$((t + 1))
   done
 }
@@ -127,4 +149,6 @@ for w in $SWEEPS; do
 done
 [ -f "$OUT" ] || echo "date,cpu,cores,workload,queries,docs_per_query,runs,bytes,threads,median_s,best_s,peak_rss_mb,pairs_per_s,readthrough_s" >"$OUT"
 cat "$rows" >>"$OUT"
-echo "appended to $OUT"
+[ -f "$RATIOS" ] || echo "date,cpu,cores,load1,benchmark,workload,threads,best_s,median_s,peak_rss_mb,floor_s,ratio_to_floor,floor_target,peer_s,ours_vs_peer,peer_target,speedup_vs_1_thread,verdict" >"$RATIOS"
+cat "$ratio_rows" >>"$RATIOS"
+echo "appended to $OUT and $RATIOS"

@@ -60,6 +60,28 @@ static inline uint64_t rs__hash_bytes(const char *s, size_t n)
   return h;
 }
 
+/* 1 when a[0, n) and b[0, n) are the same bytes.  Ids are short: up to 16
+ * bytes are compared inline (two overlapping 8-byte words from n = 8),
+ * never reading outside either range; a libc memcmp call costs more than
+ * the comparison itself (8% of a 1M-topic trec_eval run). */
+static inline int rs__same_bytes(const char *a, const char *b, size_t n)
+{
+  if (n < 8) {
+    unsigned d = 0;
+    for (size_t i = 0; i < n; i++) d |= (unsigned)(unsigned char)(a[i] ^ b[i]);
+    return d == 0;
+  }
+  if (n <= 16) {
+    uint64_t x, y, u, v;
+    __builtin_memcpy(&x, a, 8);
+    __builtin_memcpy(&y, b, 8);
+    __builtin_memcpy(&u, a + n - 8, 8);
+    __builtin_memcpy(&v, b + n - 8, 8);
+    return ((x ^ y) | (u ^ v)) == 0;
+  }
+  return __builtin_memcmp(a, b, n) == 0;
+}
+
 /* Bytewise comparison with strcmp's order for strings of known length
  * that contain no NUL. */
 static inline int rs__strncmp2(const char *a, size_t na, const char *b, size_t nb)

@@ -291,8 +291,12 @@ static rs_levels row_levels(thread_state *t, const int32_t *restrict grade, size
 static void order_ties(const rs__corpus *c, const int32_t *id_rank, const int32_t *doc, const double *score,
                        uint32_t *ord, size_t n)
 {
-  for (size_t a = 0; a < n;) {
-    size_t b = a + 1;
+  for (size_t a = 0; a + 1 < n;) {
+    if (score[a + 1] != score[a]) { /* most ranks tie with nothing: no call */
+      a++;
+      continue;
+    }
+    size_t b = a + 2;
     while (b < n && score[b] == score[a]) b++;
     insertion_sort(c, id_rank, doc, score, ord, a, b);
     a = b;

@@ -15,7 +15,11 @@
 #include "formats/textio.h"
 #include "formats/trecrun.h"
 
-enum { DEFAULT_BLOCK = 32 << 20, SLICES_PER_THREAD = 4 };
+/* 8 MB blocks, reused block after block: their buffer and line records
+ * are faulted in once, on huge pages (alloc.c), and each block costs three
+ * parallel regions, whose barriers are expensive on a loaded machine
+ * (10k x 100, 2 threads: 2 MB blocks 380-470 ms of CPU, 8 MB 250-300). */
+enum { DEFAULT_BLOCK = 8 << 20, SLICES_PER_THREAD = 4 };
 
 struct rs_te_result {
   rs__qrels *qrels;
@@ -91,6 +95,12 @@ typedef struct {
 
 static inline int is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
+/* The bytes of a run line: white space (is_space) but the newline, the
+ * newline, and the rest (token bytes). */
+enum { CH_TOKEN = 0, CH_BLANK = 1, CH_NEWLINE = 2 };
+static const unsigned char char_class[256] = {
+    ['\t'] = CH_BLANK, ['\n'] = CH_NEWLINE, ['\v'] = CH_BLANK, ['\f'] = CH_BLANK, ['\r'] = CH_BLANK, [' '] = CH_BLANK};
+
 static int grow_lines(run_lines *l, size_t need)
 {
   if (need <= l->cap) return 1;
@@ -155,11 +165,11 @@ static void parse_slice(void *vctx, size_t i, int tid)
     const char *tok[6];
     size_t tl[6];
     int nt = 0;
-    while (nt < 6) {
-      while (p < end && *p != '\n' && is_space((unsigned char)*p)) p++;
+    while (nt < 6) { /* one table load per byte (CH_*), not two or three comparisons */
+      while (p < end && char_class[(unsigned char)*p] == CH_BLANK) p++;
       if (p == end || *p == '\n') break;
       tok[nt] = p;
-      while (p < end && !is_space((unsigned char)*p)) p++;
+      while (p < end && char_class[(unsigned char)*p] == CH_TOKEN) p++;
       tl[nt] = (size_t)(p - tok[nt]);
       nt++;
     }
@@ -172,7 +182,7 @@ static void parse_slice(void *vctx, size_t i, int tid)
     p = nl ? nl + 1 : end;
     n_newlines += nl != NULL;
     int32_t topic;
-    if (prev_qid && prev_len == tl[0] && memcmp(prev_qid, tok[0], tl[0]) == 0) {
+    if (prev_qid && prev_len == tl[0] && rs__same_bytes(prev_qid, tok[0], tl[0])) {
       topic = prev_topic;
     } else {
       topic = (int32_t)rs__qrels_topic(q, tok[0], tl[0], rs__hash_bytes(tok[0], tl[0]));
@@ -354,8 +364,48 @@ static void eval_group(void *vctx, size_t gi, int tid)
 
 /* --- blocks ------------------------------------------------------------ */
 
-/* Parses buf[0, len) (complete lines only) on all threads into e->lines. */
-static rs_code parse_region(engine *e, size_t len, size_t base_line, const char *name, rs_error *err)
+/* The first token of the line starting at p (before end): *n is its
+ * length; 0 for a blank or comment line, which belongs to no topic. */
+static const char *line_qid(const char *p, const char *end, size_t *n)
+{
+  while (p < end && *p != '\n' && is_space((unsigned char)*p)) p++;
+  const char *t = p;
+  while (p < end && !is_space((unsigned char)*p)) p++;
+  *n = t < end && *t == '#' ? 0 : (size_t)(p - t);
+  return t;
+}
+
+/* The start of the first line at or after pos (a line start) whose topic
+ * differs from that of the last data line before pos, or len: cutting
+ * there, no topic's lines are split between two slices. */
+static size_t topic_cut(const char *buf, size_t len, size_t pos)
+{
+  const char *const end = buf + len;
+  const char *prev = NULL;
+  size_t prev_n = 0;
+  for (size_t at = pos; at > 0 && !prev_n;) { /* the last data line before pos */
+    size_t a = at - 1;
+    while (a > 0 && buf[a - 1] != '\n') a--;
+    prev = line_qid(buf + a, end, &prev_n);
+    at = a;
+  }
+  if (!prev_n) return pos;
+  const char *p = buf + pos;
+  while (p < end) {
+    size_t n;
+    const char *q = line_qid(p, end, &n);
+    if (n && (n != prev_n || memcmp(q, prev, n) != 0)) break;
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    p = nl ? nl + 1 : end;
+  }
+  return (size_t)(p - buf);
+}
+
+/* Parses buf[0, len) (complete lines only) on all threads into e->lines.
+ * compact: the records end up in e->lines[0, n); else each slice keeps its
+ * own range (rec0, n_rec), and slices are cut between topics (topic_cut),
+ * so that each topic's records are contiguous in one slice. */
+static rs_code parse_region(engine *e, size_t len, size_t base_line, const char *name, int compact, rs_error *err)
 {
   size_t ns = (size_t)e->threads * SLICES_PER_THREAD;
   if (len < ((size_t)1 << 16)) ns = 1;
@@ -365,6 +415,7 @@ static rs_code parse_region(engine *e, size_t len, size_t base_line, const char 
     if (end < pos) end = pos;
     const char *nl = end < len ? memchr(e->buf + end, '\n', len - end) : NULL;
     end = nl ? (size_t)(nl - e->buf) + 1 : len;
+    if (!compact && end < len) end = topic_cut(e->buf, len, end);
     e->slices[k] = (slice){.begin = pos, .end = end};
     pos = end;
   }
@@ -402,8 +453,9 @@ static rs_code parse_region(engine *e, size_t len, size_t base_line, const char 
     }
     line += s->n_newlines;
   }
-  /* Close the gaps left by blank and comment lines. */
   run_lines *L = &e->lines;
+  if (!compact) return RS_OK;
+  /* Close the gaps left by blank and comment lines. */
   size_t w = 0;
   for (size_t i = 0; i < k; i++) {
     const slice *s = &e->slices[i];
@@ -470,7 +522,7 @@ static rs_code evaluate_whole(engine *e, const char *path, const char *name, cha
   rs_code rc = rs__read_all(path, &e->buf, &len, err);
   if (rc) return rc;
   if (len == 0) return rs__fail(err, RS_FORMAT, "%s: the run file is empty", name);
-  if ((rc = parse_region(e, len, 0, name, err))) return rc;
+  if ((rc = parse_region(e, len, 0, name, 1, err))) return rc;
   save_tag(e, tag);
   run_lines *L = &e->lines;
   e->n_groups = 0;
@@ -519,6 +571,55 @@ static rs_code evaluate_whole(engine *e, const char *path, const char *name, cha
   return run_groups(e, err);
 }
 
+/* Reading a plain file: each thread preads its share of a block, so that
+ * no thread waits while one copies. */
+typedef struct {
+  const rs__input *in;
+  char *buf;
+  unsigned long long off; /* file offset of buf[0] */
+  size_t len, piece;
+  size_t *got;       /* [pieces] */
+  rs_code *rc;       /* [pieces] */
+  rs_error *errs;    /* [pieces] */
+} fill_job;
+
+static void fill_piece(void *vctx, size_t i, int tid)
+{
+  (void)tid;
+  fill_job *j = vctx;
+  const size_t a = i * j->piece, n = j->len - a < j->piece ? j->len - a : j->piece;
+  j->rc[i] = rs__input_pread(j->in, j->buf + a, n, j->off + a, &j->got[i], &j->errs[i]);
+}
+
+enum { FILL_PIECES_MAX = 64, FILL_PIECE_MIN = 1 << 18 };
+
+/* Fills buf[0, want) from file offset off on all threads; *got < want
+ * only at the end of the file. */
+static rs_code fill_parallel(engine *e, const rs__input *in, char *buf, size_t want, unsigned long long off,
+                             size_t *got, rs_error *err)
+{
+  size_t pieces = (size_t)e->threads * 2, gots[FILL_PIECES_MAX];
+  rs_code rcs[FILL_PIECES_MAX];
+  rs_error errs[FILL_PIECES_MAX];
+  if (pieces > FILL_PIECES_MAX) pieces = FILL_PIECES_MAX;
+  size_t piece = (want + pieces - 1) / pieces;
+  if (piece < FILL_PIECE_MIN) piece = FILL_PIECE_MIN;
+  pieces = want ? (want + piece - 1) / piece : 0;
+  fill_job j = {.in = in, .buf = buf, .off = off, .len = want, .piece = piece, .got = gots, .rc = rcs, .errs = errs};
+  rs__parallel_for(pieces, e->threads, 1, fill_piece, &j);
+  size_t n = 0;
+  for (size_t i = 0; i < pieces; i++) {
+    if (rcs[i]) {
+      if (err) *err = errs[i];
+      return rcs[i];
+    }
+    n += gots[i];
+    if (gots[i] < (want - i * piece < piece ? want - i * piece : piece)) break; /* the file ended (or shrank) here */
+  }
+  *got = n;
+  return RS_OK;
+}
+
 /* Streaming mode: blocks of complete lines; a topic's lines are evaluated
  * once the block that ends them is read.  Returns RS_UNSUPPORTED (with no
  * message) when a topic turns up again after its lines ended. */
@@ -529,6 +630,8 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
   if (rc) return rc;
   size_t cap = e->cfg->block_bytes ? e->cfg->block_bytes : DEFAULT_BLOCK, len = 0, base_line = 0;
   int eof = 0, any = 0;
+  const long long plain = rs__input_plain_size(in);
+  unsigned long long file_off = 0; /* plain files: where the next read starts */
   if (!(e->buf = rs__malloc(cap + 1))) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
     goto done;
@@ -536,8 +639,16 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
   while (!eof || len > 0) {
     if (!eof && len < cap) {
       size_t got = 0;
-      if ((rc = rs__input_read(in, e->buf + len, cap - len, &got, err))) goto done;
-      if (got == 0) eof = 1;
+      if (plain >= 0) {
+        const unsigned long long left = (unsigned long long)plain > file_off ? (unsigned long long)plain - file_off : 0;
+        const size_t want = left < cap - len ? (size_t)left : cap - len;
+        if ((rc = fill_parallel(e, in, e->buf + len, want, file_off, &got, err))) goto done;
+        file_off += got;
+        if (got < want || file_off >= (unsigned long long)plain) eof = 1;
+      } else {
+        if ((rc = rs__input_read(in, e->buf + len, cap - len, &got, err))) goto done;
+        if (got == 0) eof = 1;
+      }
       any |= got > 0;
       len += got;
       if (!eof && len < cap) continue;
@@ -556,31 +667,39 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
       cap *= 2;
       continue;
     }
-    if ((rc = parse_region(e, end, base_line, name, err))) goto done;
+    if ((rc = parse_region(e, end, base_line, name, 0, err))) goto done;
     save_tag(e, tag);
     run_lines *L = &e->lines;
     e->n_groups = 0;
     size_t keep_from = end; /* byte offset where the held-back lines start */
-    size_t a = 0;
-    while (a < L->n) {
-      size_t b = a + 1;
-      while (b < L->n && L->topic[b] == L->topic[a]) b++;
-      if (b == L->n && !eof) { /* the last topic may go on in the next block */
-        const char *c = L->qid[a];
-        while (c > e->buf && c[-1] != '\n') c--;
-        keep_from = (size_t)(c - e->buf);
-        break;
-      }
-      int32_t t = L->topic[a];
-      if (t >= 0) {
-        if (e->res->present[t]) {
-          rc = RS_UNSUPPORTED; /* interleaved topics: the caller rereads */
-          goto done;
+    /* Each slice holds whole topics (topic_cut): its runs of one topic are
+     * the groups.  The last topic of the last slice with lines may go on
+     * in the next block. */
+    size_t last = e->n_slices;
+    while (last > 0 && e->slices[last - 1].n_rec == 0) last--;
+    for (size_t k = 0; k < last; k++) {
+      const slice *sl = &e->slices[k];
+      const size_t stop = sl->rec0 + sl->n_rec;
+      for (size_t a = sl->rec0; a < stop;) {
+        size_t b = a + 1;
+        while (b < stop && L->topic[b] == L->topic[a]) b++;
+        if (b == stop && k + 1 == last && !eof) {
+          const char *c = L->qid[a];
+          while (c > e->buf && c[-1] != '\n') c--;
+          keep_from = (size_t)(c - e->buf);
+          break;
         }
-        e->res->present[t] = 1;
-        if (!push_group(e, a, b, t)) { rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name); goto done; }
+        int32_t t = L->topic[a];
+        if (t >= 0) {
+          if (e->res->present[t]) {
+            rc = RS_UNSUPPORTED; /* interleaved topics: the caller rereads */
+            goto done;
+          }
+          e->res->present[t] = 1;
+          if (!push_group(e, a, b, t)) { rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name); goto done; }
+        }
+        a = b;
       }
-      a = b;
     }
     if ((rc = run_groups(e, err))) goto done;
     if (keep_from == 0 && !eof) { /* one topic fills the buffer: grow it */

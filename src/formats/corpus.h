@@ -47,8 +47,8 @@ typedef struct rs__run {
   uint64_t n_docs;  /* csr: length of doc */
   int has_score, has_latency;
   int score_f32;    /* scores stored as float32 (else float64) */
-  /* Byte offsets in the file of doc and score when they can be mapped
-   * (contiguous, unfiltered, native int32 / float32 / float64), else 0. */
+  /* Byte offsets in the file of doc and score when they can be copied with
+   * pread (contiguous, unfiltered, native int32 / float32 / float64), else 0. */
   uint64_t doc_addr, score_addr;
   /* eval --depths: a virtual run is source's rows, each ranking cut at its
    * top depth docs once ranked.  Virtual runs of one source follow each
@@ -110,9 +110,9 @@ void rs__runset_close(rs__runset *s);
 /* Rows [q0, q0 + n) of a run.  Docs are int32 (-1 pads a dense row);
  * scores are float32 or float64 as stored (exactly one of score32 and
  * score64 is set when the run has scores).  doc and the scores point into
- * a read-only mapping of the file when the dataset is stored contiguous,
- * unfiltered and in the machine's own types (zero-copy, see
- * rs__run_read), else into the block's own buffers. */
+ * the block's own buffers, reused from block to block: a dataset stored
+ * contiguous, unfiltered and in the machine's own types is copied into
+ * them with pread, others are read by HDF5 (see rs__run_read). */
 typedef struct rs__block {
   size_t q0, n;
   int64_t *off; /* [n + 1]: row i is doc[off[i] .. off[i+1]) */
@@ -123,8 +123,6 @@ typedef struct rs__block {
   int32_t *doc_buf;
   void *score_buf;
   size_t cap_rows, cap_docs, cap_score_bytes;
-  void *map[2]; /* doc and score windows of the file, or NULL */
-  size_t map_len[2];
 } rs__block;
 
 /* The score of element i of the block (rows are off[r]..off[r+1]). */

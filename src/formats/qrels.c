@@ -79,7 +79,7 @@ static long intern_topic(uint32_t **tab, size_t *mask, topic_key **keys, size_t 
     uint32_t s = (*tab)[i];
     if (!s) break;
     topic_key *k = &(*keys)[s - 1];
-    if (k->len == len && memcmp(k->id, id, len) == 0) return (long)(s - 1);
+    if (k->len == len && rs__same_bytes(k->id, id, len)) return (long)(s - 1);
   }
   if (*n_keys == *cap_keys) {
     size_t nc = *cap_keys ? *cap_keys * 2 : 1024;
@@ -135,6 +135,9 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, rs__qrels **out, r
   char *p = q->text, *const end = q->text + len;
   size_t line_no = 0;
   int prev_comment = 0;
+  const char *prev_qid = NULL;
+  size_t prev_qid_len = 0;
+  long prev_t = -1;
   while (p < end) {
     char *eol = memchr(p, '\n', (size_t)(end - p));
     if (!eol) eol = end;
@@ -202,7 +205,15 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, rs__qrels **out, r
     }
     tok[0][tlen[0]] = '\0'; /* each token ends at white space or the final NUL */
     tok[2][tlen[2]] = '\0';
-    long t = intern_topic(&ptab, &pmask, &keys, &n_keys, &cap_keys, tok[0], (uint32_t)tlen[0]);
+    /* Qrels come grouped by topic: a line of the previous line's topic
+     * needs no hashing. */
+    long t;
+    if (prev_qid && prev_qid_len == tlen[0] && rs__same_bytes(prev_qid, tok[0], tlen[0])) {
+      t = prev_t;
+    } else {
+      t = intern_topic(&ptab, &pmask, &keys, &n_keys, &cap_keys, tok[0], (uint32_t)tlen[0]);
+      prev_qid = tok[0], prev_qid_len = tlen[0], prev_t = t;
+    }
     if (n_lines == cap_lines) {
       size_t nc = cap_lines ? cap_lines * 2 : 4096;
       judgment *nl = rs__realloc(lines, rs__mul(nc, sizeof *nl));

@@ -68,7 +68,7 @@ static inline long rs__qrels_topic(const rs__qrels *q, const char *id, size_t le
     uint32_t s = q->tix[i];
     if (!s) return -1;
     size_t t = s - 1;
-    if (q->topic_len[t] == len && __builtin_memcmp(q->topic_id[t], id, len) == 0) return (long)t;
+    if (q->topic_len[t] == len && rs__same_bytes(q->topic_id[t], id, len)) return (long)t;
   }
 }
 
@@ -82,7 +82,7 @@ static inline int32_t rs__qrels_grade(const rs__qrels *q, size_t t, const char *
     uint32_t s = q->slot[base + i];
     if (!s) return INT32_MIN;
     size_t j = first + s - 1;
-    if (q->doc_tag[j] == tag && q->doc_len[j] == len && __builtin_memcmp(q->doc[j], doc, len) == 0)
+    if (q->doc_tag[j] == tag && q->doc_len[j] == len && rs__same_bytes(q->doc[j], doc, len))
       return q->grade[j];
   }
 }

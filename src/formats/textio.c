@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -26,6 +27,7 @@ struct rs__input {
   size_t n_prefix;
   z_stream zs;
   unsigned char *stage;
+  long long plain_size; /* a plain regular file's size, else -1 */
 };
 
 const char *rs__input_name(const rs__input *in) { return in->name; }
@@ -71,6 +73,9 @@ rs_code rs__input_open(const char *path, rs__input **out, rs_error *err)
   }
   in->n_prefix = (size_t)r;
   if (r < 2) in->eof = 1;
+  struct stat st;
+  in->plain_size = -1;
+  if (in->owns_fd && fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode)) in->plain_size = (long long)st.st_size;
   if (r == 2 && in->prefix[0] == 0x1f && in->prefix[1] == 0x8b) {
     in->gzip = 1;
     in->stage = rs__malloc(STAGE_SIZE);
@@ -82,6 +87,7 @@ rs_code rs__input_open(const char *path, rs__input **out, rs_error *err)
     in->zs.next_in = in->stage;
     in->zs.avail_in = 2;
     in->n_prefix = 0;
+    in->plain_size = -1;
   }
   *out = in;
   return RS_OK;
@@ -136,6 +142,23 @@ static rs_code read_gzip(rs__input *in, char *buf, size_t cap, size_t *got, rs_e
   return RS_OK;
 }
 
+long long rs__input_plain_size(const rs__input *in) { return in->plain_size; }
+
+rs_code rs__input_pread(const rs__input *in, char *buf, size_t cap, unsigned long long off, size_t *got,
+                        rs_error *err)
+{
+  size_t n = 0;
+  while (n < cap) {
+    ssize_t r = pread(in->fd, buf + n, cap - n, (off_t)(off + n));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return rs__fail(err, RS_IO, "%s: read error at byte %llu: %s", in->name, off + n, strerror(errno));
+    if (r == 0) break;
+    n += (size_t)r;
+  }
+  *got = n;
+  return RS_OK;
+}
+
 rs_code rs__input_read(rs__input *in, char *buf, size_t cap, size_t *got, rs_error *err)
 {
   return in->gzip ? read_gzip(in, buf, cap, got, err) : read_plain(in, buf, cap, got, err);
@@ -155,7 +178,10 @@ rs_code rs__read_all(const char *path, char **out, size_t *out_len, rs_error *er
   rs__input *in = NULL;
   rs_code rc = rs__input_open(path, &in, err);
   if (rc) return rc;
-  size_t cap = RS_IO_BLOCK, len = 0;
+  /* A plain file is read into a buffer of its size at once (no doubling
+   * and copying); it may still grow while read. */
+  const long long plain = rs__input_plain_size(in);
+  size_t cap = plain >= RS_IO_BLOCK && (unsigned long long)plain < SIZE_MAX / 2 ? (size_t)plain + 1 : RS_IO_BLOCK, len = 0;
   char *buf = rs__malloc(cap + 1);
   if (!buf) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory", path);

@@ -1,7 +1,8 @@
 /* textio.h: byte input from a file, gzip file or stdin (internal).
  *
  * Compression is detected from the magic bytes, not the file name, so a
- * gzip stream on stdin works too.  One rs__input is used by one thread. */
+ * gzip stream on stdin works too.  One rs__input is used by one thread
+ * (but for rs__input_pread). */
 #ifndef RAGSWEEP_TEXTIO_H
 #define RAGSWEEP_TEXTIO_H
 
@@ -16,6 +17,16 @@ rs_code rs__input_open(const char *path, rs__input **out, rs_error *err);
 
 /* Reads up to cap decompressed bytes into buf.  *got is 0 only at the end. */
 rs_code rs__input_read(rs__input *in, char *buf, size_t cap, size_t *got, rs_error *err);
+
+/* The size of a plain (not gzip) regular file, or -1 for anything else
+ * (stdin, pipes, gzip): then only rs__input_read can read it. */
+long long rs__input_plain_size(const rs__input *in);
+
+/* Reads bytes [off, off + cap) of a plain regular file (rs__input_plain_size
+ * >= 0) into buf; *got < cap only at the end of the file.  Unlike
+ * rs__input_read, several threads may call it at once on one input. */
+rs_code rs__input_pread(const rs__input *in, char *buf, size_t cap, unsigned long long off, size_t *got,
+                        rs_error *err);
 
 /* The name given to open ("-" is shown as "<stdin>"). */
 const char *rs__input_name(const rs__input *in);

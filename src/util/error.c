@@ -30,10 +30,6 @@ rs_code rs__fail(rs_error *err, rs_code code, const char *fmt, ...)
   return code;
 }
 
-void *rs__malloc(size_t size) { return malloc(size ? size : 1); }
-void *rs__calloc(size_t n, size_t size) { return calloc(n ? n : 1, size ? size : 1); }
-void *rs__realloc(void *p, size_t size) { return realloc(p, size ? size : 1); }
-
 size_t rs__mul(size_t n, size_t size)
 {
   if (size && n > SIZE_MAX / size) return SIZE_MAX;
