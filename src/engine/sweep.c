@@ -70,10 +70,23 @@ typedef struct {
   thread_state *ts;
   batch b[2];
   batch *cur, *next;
+  rs__result_acc acc;
   /* reading cursor */
   size_t rd_run, rd_q;
   double read_s; /* time spent in read_next */
 } engine;
+
+/* The rows [first_row, end_row) of run r the sweep evaluates. */
+static inline size_t first_row(const engine *e, size_t r) { return e->cfg->ranges ? e->cfg->ranges[r].q0 : 0; }
+static inline size_t end_row(const engine *e, size_t r)
+{
+  return e->cfg->ranges ? e->cfg->ranges[r].q1 : e->runs[r]->n_rows;
+}
+/* Whether the sweep reads run r's latencies (it has them, and they are its to read). */
+static inline int reads_latency(const engine *e, size_t r)
+{
+  return e->runs[r]->has_latency && (!e->cfg->ranges || e->cfg->ranges[r].latency);
+}
 
 /* The segment (run block) that holds a batch row. */
 static inline const segment *segment_of(const batch *bt, size_t row)
@@ -419,7 +432,8 @@ static void read_batch(engine *e, batch *b)
   size_t docs = 0;
   while (e->rd_run < e->n_runs && b->n_seg < MAX_SEGMENTS && docs < e->batch_docs) {
     const rs__run *r = e->runs[e->rd_run];
-    if (e->rd_q == 0 && r->has_latency) { /* latencies: read whole, summarised once */
+    /* latencies: read whole, summarised once (percentiles need them all) */
+    if (e->rd_q == first_row(e, e->rd_run) && reads_latency(e, e->rd_run)) {
       double *lat = rs__malloc(rs__mul(r->n_rows, sizeof *lat));
       char where[600];
       snprintf(where, sizeof where, "%s:/runs/%s/latency", r->path, r->name);
@@ -437,7 +451,7 @@ static void read_batch(engine *e, batch *b)
       if (b->rc) return;
       e->res[e->rd_run].has_latency = 1;
     }
-    size_t want = rows_per_block(e, r), left = r->n_rows - e->rd_q;
+    size_t want = rows_per_block(e, r), left = end_row(e, e->rd_run) - e->rd_q;
     size_t n = want < left ? want : left;
     segment *sg = &b->seg[b->n_seg];
     if (n > 0) {
@@ -454,7 +468,7 @@ static void read_batch(engine *e, batch *b)
       docs += (size_t)sg->blk.off[n];
       e->rd_q += n;
     }
-    if (e->rd_q == r->n_rows) e->rd_run++, e->rd_q = 0;
+    if (e->rd_q == end_row(e, e->rd_run) && ++e->rd_run < e->n_runs) e->rd_q = first_row(e, e->rd_run);
   }
 }
 
@@ -507,23 +521,17 @@ static rs_code row_error(const engine *e, const batch *bt, size_t row, rs_error 
 }
 
 /* Adds the batch's values to the runs' sums in row order. */
-static rs_code combine(engine *e, batch *bt, double **sums, rs_error *err)
+static rs_code combine(engine *e, batch *bt, rs_error *err)
 {
   for (size_t row = 0; row < bt->n_rows; row++)
     if (bt->status[row] < 0) return row_error(e, bt, row, err);
-  const rs__spec *sp = e->cfg->spec;
   for (size_t s = 0; s < bt->n_seg; s++) {
     const segment *sg = &bt->seg[s];
-    rs__run_result *res = &e->res[sg->run];
-    double *sum = sums[sg->run];
     for (size_t i = 0; i < sg->blk.n; i++) {
       const size_t row = sg->row0 + i;
       if (bt->status[row] == ROW_SKIP) continue;
       const double *v = bt->values + row * e->n_req;
-      for (size_t k = 0; k < e->n_req; k++) sum[k] += v[k];
-      res->num_q++;
-      res->no_rel_ret += v[sp->hidden_relret] == 0.0;
-      res->perfect_p1 += v[sp->hidden_p1] == 1.0;
+      rs__result_acc_add(&e->acc, sg->run, v);
       if (e->cfg->per_query) {
         rs_code rc = e->cfg->per_query(e->cfg->per_query_ctx, sg->run, sg->blk.q0 + i, v, err);
         if (rc) return rc;
@@ -533,18 +541,54 @@ static rs_code combine(engine *e, batch *bt, double **sums, rs_error *err)
   return RS_OK;
 }
 
-static void finish_run(const engine *e, size_t r, const double *sum)
+/* --- results from per-query values (shared with the merge of shares) ------------ */
+
+rs_code rs__result_acc_init(rs__result_acc *a, const rs__spec *spec, rs__run_result *res, size_t n, rs_error *err)
 {
-  const rs__spec *sp = e->cfg->spec;
-  rs__run_result *res = &e->res[r];
+  *a = (rs__result_acc){.spec = spec, .res = res, .n = n};
+  if (n) memset(res, 0, n * sizeof *res);
+  a->sum = rs__calloc(rs__mul(n ? n : 1, spec->n_req ? spec->n_req : 1), sizeof *a->sum);
+  rs_code rc = a->sum ? RS_OK : rs__fail(err, RS_NOMEM, "out of memory for the sums of %zu results", n);
+  for (size_t r = 0; r < n && !rc; r++)
+    if (!(res[r].value = rs__calloc(spec->n_req ? spec->n_req : 1, sizeof *res[r].value)))
+      rc = rs__fail(err, RS_NOMEM, "out of memory");
+  if (rc) {
+    for (size_t r = 0; r < n; r++) rs__run_result_free(&res[r]);
+    rs__result_acc_free(a);
+  }
+  return rc;
+}
+
+void rs__result_acc_add(rs__result_acc *a, size_t r, const double *v)
+{
+  const rs__spec *sp = a->spec;
+  rs__run_result *res = &a->res[r];
+  double *sum = a->sum + r * sp->n_req;
+  for (size_t k = 0; k < sp->n_req; k++) sum[k] += v[k];
+  res->num_q++;
+  res->no_rel_ret += v[sp->hidden_relret] == 0.0;
+  res->perfect_p1 += v[sp->hidden_p1] == 1.0;
+}
+
+void rs__result_acc_finish(rs__result_acc *a, size_t r)
+{
+  const rs__spec *sp = a->spec;
+  rs__run_result *res = &a->res[r];
+  const double *sum = a->sum + r * sp->n_req;
   const double nq = (double)res->num_q;
-  for (size_t k = 0; k < e->n_req; k++) {
+  for (size_t k = 0; k < sp->n_req; k++) {
     switch (sp->req[k].summary) {
     case RS_SUM_TOTAL: res->value[k] = sum[k]; break;
     case RS_SUM_GEOM: res->value[k] = res->num_q ? exp(sum[k] / nq) : 0.0; break;
     default: res->value[k] = res->num_q ? sum[k] / nq : 0.0; break;
     }
   }
+}
+
+void rs__result_acc_free(rs__result_acc *a)
+{
+  free(a->sum);
+  a->sum = NULL;
 }
 
 void rs__run_result_free(rs__run_result *r)
@@ -561,14 +605,13 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
   engine e = {.cfg = cfg, .c = c, .runs = runs, .n_runs = n_runs, .res = results,
               .threads = rs__threads(cfg->threads), .n_req = cfg->spec->n_req,
               .batch_docs = cfg->batch_docs ? cfg->batch_docs : DEFAULT_BATCH_DOCS};
-  double **sums = rs__calloc(n_runs ? n_runs : 1, sizeof *sums);
-  rs_code rc = sums ? RS_OK : rs__fail(err, RS_NOMEM, "out of memory");
-  memset(results, 0, n_runs * sizeof *results);
-  for (size_t r = 0; r < n_runs && !rc; r++) {
-    results[r].value = rs__calloc(e.n_req, sizeof *results[r].value);
-    sums[r] = rs__calloc(e.n_req, sizeof *sums[r]);
-    if (!results[r].value || !sums[r]) rc = rs__fail(err, RS_NOMEM, "out of memory");
-  }
+  if (n_runs) memset(results, 0, n_runs * sizeof *results);
+  for (size_t r = 0; cfg->ranges && r < n_runs; r++)
+    if (cfg->ranges[r].q0 > cfg->ranges[r].q1 || cfg->ranges[r].q1 > runs[r]->n_rows)
+      return rs__fail(err, RS_USAGE, "run %s: rows [%zu, %zu) asked for, the run has %zu", runs[r]->name,
+                      cfg->ranges[r].q0, cfg->ranges[r].q1, runs[r]->n_rows);
+  rs_code rc = rs__result_acc_init(&e.acc, cfg->spec, results, n_runs, err);
+  if (rc) return rc;
   rs__sweep_timing *tm = cfg->timing;
   double t0 = rs__seconds();
   if (tm) memset(tm, 0, sizeof *tm);
@@ -579,7 +622,8 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
   if (rc) goto done;
 
   uint64_t rows_total = 0, rows_done = 0;
-  for (size_t r = 0; r < n_runs; r++) rows_total += runs[r]->n_rows;
+  for (size_t r = 0; r < n_runs; r++) rows_total += end_row(&e, r) - first_row(&e, r);
+  if (n_runs) e.rd_q = first_row(&e, 0);
   e.cur = &e.b[0];
   e.next = &e.b[1];
   read_next(&e);
@@ -598,21 +642,21 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
     if (tm) t0 = rs__seconds();
     rs__parallel_for_beside(e.cur->n_rows, e.threads, CHUNK_ROWS, score_row, &e, read_next, &e);
     if (tm) tm->score += rs__seconds() - t0, t0 = rs__seconds();
-    if ((rc = combine(&e, e.cur, sums, err))) goto done;
+    if ((rc = combine(&e, e.cur, err))) goto done;
     if (tm) tm->combine += rs__seconds() - t0, tm->batches++;
     /* Runs whose last row was in this batch are complete. */
     const segment *last = &e.cur->seg[e.cur->n_seg - 1];
-    size_t done_upto = last->blk.q0 + last->blk.n == runs[last->run]->n_rows ? last->run + 1 : last->run;
+    size_t done_upto = last->blk.q0 + last->blk.n == end_row(&e, last->run) ? last->run + 1 : last->run;
     for (size_t s = 0; s < e.cur->n_seg; s++) {
       size_t r = e.cur->seg[s].run;
-      if (r < done_upto && (s + 1 == e.cur->n_seg || e.cur->seg[s + 1].run != r)) finish_run(&e, r, sums[r]);
+      if (r < done_upto && (s + 1 == e.cur->n_seg || e.cur->seg[s + 1].run != r)) rs__result_acc_finish(&e.acc, r);
     }
     rows_done += e.cur->n_rows;
     if (cfg->progress) cfg->progress(cfg->progress_ctx, last->run, n_runs, rows_done, rows_total);
   }
-  /* Runs with no rows at all (nq = 0) still get their (zero) results. */
+  /* Runs with no rows at all (nq = 0), or none to evaluate here, still get their (zero) results. */
   for (size_t r = 0; r < n_runs; r++)
-    if (runs[r]->n_rows == 0) finish_run(&e, r, sums[r]);
+    if (end_row(&e, r) == first_row(&e, r)) rs__result_acc_finish(&e.acc, r);
 done:
   if (tm) tm->read = e.read_s;
   for (int k = 0; e.ts && k < e.threads; k++) free_thread(&e.ts[k]);
@@ -620,8 +664,7 @@ done:
   free_batch(&e.b[0]);
   free_batch(&e.b[1]);
   free(e.id_rank);
-  for (size_t r = 0; sums && r < n_runs; r++) free(sums[r]);
-  free(sums);
+  rs__result_acc_free(&e.acc);
   if (rc)
     for (size_t r = 0; r < n_runs; r++) rs__run_result_free(&results[r]);
   return rc;

@@ -18,6 +18,13 @@
 #include "engine/latency.h"
 #include "metrics/spec.h"
 
+/* The rows of one run a sweep evaluates, and whether it reads the run's
+ * latencies (see rs__sweep_cfg.ranges). */
+typedef struct rs__sweep_range {
+  size_t q0, q1; /* rows [q0, q1) */
+  int latency;   /* read, summarise (and with latency_cdf, the CDF of) the run's latencies */
+} rs__sweep_range;
+
 typedef struct rs__sweep_cfg {
   const rs__spec *spec;
   int all_queries; /* --queries=all: judged queries the run misses score 0 (trec_eval -c) */
@@ -36,6 +43,12 @@ typedef struct rs__sweep_cfg {
   int latency_cdf;
   /* When set, filled with where the wall time went (eval --timing). */
   struct rs__sweep_timing *timing;
+  /* [n_runs], or NULL for every row of every run and every run's latencies
+   * (when it has them).  A share of the work (engine/shard.h): only the
+   * given rows are read and scored, so a result's values, num_q and counts
+   * cover those rows only; its latency is read only where .latency is set
+   * (latencies are summarised over the whole run, never over a part). */
+  const rs__sweep_range *ranges;
 } rs__sweep_cfg;
 
 /* Seconds of wall time per phase of rs__sweep: setup (grade levels, doc-id
@@ -63,6 +76,28 @@ typedef struct rs__run_result {
 rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *const *runs, size_t n_runs,
                   rs__run_result *results, rs_error *err);
 void rs__run_result_free(rs__run_result *r);
+
+/* The arithmetic that turns per-query values into a result: rs__sweep uses
+ * it, and so does every merge of shares (engine/shard.h), so a sharded run
+ * adds the same doubles in the same order and gives the same bits.  A
+ * result's sums add its queries' values in query order; finishing turns
+ * them into means (sums for RS_SUM_TOTAL, exp of the mean log for
+ * RS_SUM_GEOM) over num_q. */
+typedef struct rs__result_acc {
+  const rs__spec *spec;
+  rs__run_result *res; /* [n] */
+  size_t n;
+  double *sum; /* [n * spec->n_req] */
+} rs__result_acc;
+
+/* Zeroes res[0..n) and gives each its value array; 0 results are fine. */
+rs_code rs__result_acc_init(rs__result_acc *a, const rs__spec *spec, rs__run_result *res, size_t n, rs_error *err);
+/* One evaluated query of result r (v: spec->n_req values), in query order. */
+void rs__result_acc_add(rs__result_acc *a, size_t r, const double *v);
+/* Result r's values from its sums (once all its queries are in). */
+void rs__result_acc_finish(rs__result_acc *a, size_t r);
+/* Frees the sums (not the results). */
+void rs__result_acc_free(rs__result_acc *a);
 
 /* Called once per query of a run, in query order, with its top docs in the
  * ranking eval scores (n <= depth; n = 0 for a query the run does not rank). */
