@@ -20,10 +20,12 @@
 #include "engine/sched.h"
 #include "metrics/spec.h"
 #include "engine/sweep.h"
+#include "engine/sweep_ranks.h"
 #include "sweep_io.h"
 #include "publish.h"
 #include "report_files.h"
 #include "sweep_opts.h"
+#include "util/mpi.h"
 #include "worst.h"
 
 static void help(FILE *f)
@@ -289,6 +291,11 @@ int rs_cli_eval(int argc, char **argv)
     sweep_opts_free(&so);
     return RS_EXIT_USAGE;
   }
+  if (annb_is_dataset(argv[optind]) && rs__mpi_size() > 1) {
+    fprintf(stderr, "ragsweep eval: ann-benchmarks inputs are evaluated by one process; run without mpirun (or -np 1)\n");
+    sweep_opts_free(&so);
+    return RS_EXIT_USAGE;
+  }
   if (annb_is_dataset(argv[optind])) { /* an ann-benchmarks dataset and its results: annb_eval.c */
     const annb_eval_args aa = {.dataset = argv[optind], .results = argv + optind + 1,
                                .n_results = (size_t)(argc - optind - 1), .so = &so, .po = &po,
@@ -324,6 +331,8 @@ int rs_cli_eval(int argc, char **argv)
   int made_out_dir = 0; /* -o created by this run: removed again if the run fails before writing */
 
   rs__sweep_timing tm = {0};
+  /* Under MPI every rank scores its share and rank 0 alone writes. */
+  const int root = rs__mpi_rank() == 0;
   const double t_start = rs__seconds();
   const direct_opts dop = {.cmd = "eval", .qrels_path = so.qrels_path, .split = so.split, .threads = (int)threads};
   if ((rc = sweep_input_open_args(&in, argv + optind, (size_t)(argc - optind), &dop, NULL, &err))) goto fail;
@@ -349,27 +358,29 @@ int rs_cli_eval(int argc, char **argv)
                       max_k ? max_k : 1000, &spec, &err)))
     goto fail;
   struct stat out_st;
-  const int out_existed = stat(out_dir, &out_st) == 0;
-  if (mkdir_p(out_dir) != 0) {
+  const int out_existed = root && stat(out_dir, &out_st) == 0;
+  per_query_sink sink = {.in = &in, .spec = spec};
+  /* Rank 0 opens the outputs; whatever fails there fails every rank
+   * before the sweep's collectives. */
+  if (root && mkdir_p(out_dir) != 0) {
     if (errno == EEXIST || errno == ENOTDIR) rc = rs__fail(&err, RS_IO, "-o %s: is a file, expected a folder", out_dir);
     else rc = rs__fail(&err, RS_IO, "-o %s: cannot create the output folder: %s", out_dir, strerror(errno));
-    goto fail;
   }
-  made_out_dir = !out_existed;
-  per_query_sink sink = {.in = &in, .spec = spec};
-  if (per_query || n_worst) {
-    if ((rc = rs__corpus_load_queries(in.corpus, &err))) goto fail;
-    cfg.per_query = write_per_query;
-    cfg.per_query_ctx = &sink;
+  made_out_dir = root && !rc && !out_existed;
+  if (!rc && root && (per_query || n_worst)) {
+    if (!(rc = rs__corpus_load_queries(in.corpus, &err))) {
+      cfg.per_query = write_per_query;
+      cfg.per_query_ctx = &sink;
+    }
   }
-  if (per_query) {
-    if ((rc = rs__csv_create(out_dir, "per_query.csv", &pq, &err))) goto fail;
+  if (!rc && root && per_query && !(rc = rs__csv_create(out_dir, "per_query.csv", &pq, &err))) {
     const char *hdr[] = {"run", "query", "measure", "value"};
     for (int i = 0; i < 4; i++) rs__csv_str(pq, hdr[i]);
-    if ((rc = rs__csv_end_row(pq, &err))) goto fail;
+    rc = rs__csv_end_row(pq, &err);
     sink.w = pq;
   }
-  if (n_worst && (rc = worst_open(&worst, out_dir, (size_t)n_worst, spec, in.corpus, &err))) goto fail;
+  if (!rc && root && n_worst) rc = worst_open(&worst, out_dir, (size_t)n_worst, spec, in.corpus, &err);
+  if ((rc = rs__mpi_agree(rc, &err))) goto fail;
   sink.worst = worst;
   if (!(res = calloc(in.n_runs ? in.n_runs : 1, sizeof *res))) {
     rc = rs__fail(&err, RS_NOMEM, "out of memory");
@@ -379,7 +390,7 @@ int rs_cli_eval(int argc, char **argv)
   cfg.latency_cdf = po.report;
   cfg.threads = (int)threads;
   cfg.batch_docs = (size_t)batch_docs;
-  if (!quiet && isatty(STDERR_FILENO)) {
+  if (!quiet && root && isatty(STDERR_FILENO)) {
     clock_gettime(CLOCK_MONOTONIC, &prog.start);
     prog.last = prog.start;
     cfg.progress = show_progress;
@@ -387,9 +398,13 @@ int rs_cli_eval(int argc, char **argv)
   }
   if (so.timing) cfg.timing = &tm;
   const double t_sweep = rs__seconds();
-  rc = rs__sweep(&cfg, in.corpus, in.runs, in.n_runs, res, &err);
+  rc = rs__sweep_ranks(&cfg, in.corpus, in.runs, in.n_runs, res, &err);
   if (prog.shown) fputc('\n', stderr);
   if (rc) goto fail;
+  if (!root) { /* rank 0 writes and prints */
+    exit_code = RS_EXIT_OK;
+    goto done;
+  }
   const double t_write = rs__seconds();
   if (!(run_names = calloc(in.n_runs + 1, sizeof *run_names)) || !(measure_names = calloc(spec->n_out + 1, sizeof *measure_names))) {
     rc = rs__fail(&err, RS_NOMEM, "out of memory");

@@ -13,7 +13,7 @@ MPI=${2:?usage: tests/mpi/run.sh SERIAL_BUILD MPI_BUILD}
 RANKS=${MPI_TEST_RANKS:-1 2 3 4}
 LIMIT=${MPI_TEST_LIMIT:-180} # seconds for any one mpirun: a hang fails the test
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ragsweep-test-mpi.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+[ -n "${MPI_TEST_KEEP:-}" ] || trap 'rm -rf "$WORK"' EXIT
 MPIRUN="mpirun --oversubscribe --allow-run-as-root --mca btl self,vader"
 pass=0
 fail=0

@@ -1,0 +1,24 @@
+/* sweep_ranks.h: rs__sweep split across the ranks of an MPI job (internal).
+ *
+ * Rank r of P evaluates share r/P of engine/shard.h (the split `eval
+ * --shard r/P` makes); rank 0 gathers every share's per-query values in
+ * rank order (MPI_Gatherv: values, never sums) and the latency summaries
+ * of the runs' latency owners, and rebuilds the results with the merge of
+ * shard.h, i.e. the same additions in the same order as one process: the
+ * same bits at any P.  In the build without MPI it is rs__sweep. */
+#ifndef RAGSWEEP_SWEEP_RANKS_H
+#define RAGSWEEP_SWEEP_RANKS_H
+
+#include "engine/sweep.h"
+
+/* As rs__sweep, called by every rank with the same arguments.  On rank 0,
+ * results[0..n_runs) are rs__sweep's and cfg->per_query sees every
+ * evaluated query in run then query order; on the other ranks the results
+ * are zero (value arrays allocated, so rs__run_result_free applies) and
+ * cfg->per_query is never called.  cfg->progress is reported by rank 0
+ * for its own share.  A failure on any rank is every rank's: the one of
+ * the lowest failing rank, which is the one a single process reports. */
+rs_code rs__sweep_ranks(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *const *runs, size_t n_runs,
+                        rs__run_result *results, rs_error *err);
+
+#endif
