@@ -29,6 +29,13 @@ trap 'rm -rf "$tmp"' EXIT
 d="$WORK/100x100k"
 exec 9>"$WORK/.100x100k.lock"
 flock 9
+# bench/sweep.sh (another checkout) may be writing it without the lock:
+# a folder still growing is waited for, not removed.
+waited=0
+while [ -d "$d" ] && [ ! -f "$d/.done" ] && [ -n "$(find "$d" -newermt '-60 seconds' 2>/dev/null | head -1)" ] &&
+  [ "$waited" -lt 900 ]; do
+  sleep 10; waited=$((waited + 10))
+done
 if [ ! -f "$d/.done" ]; then
   rm -rf "$d" && mkdir -p "$d"
   echo "bench-mpi: generating $d (100 runs x 100k queries x 100 docs, 8 GB)" >&2

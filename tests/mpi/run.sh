@@ -1,6 +1,6 @@
 #!/bin/sh
-# tests/mpi/run.sh SERIAL_BUILD MPI_BUILD (make test-mpi): eval under
-# mpirun at 1..4 ranks against the one-process eval of SERIAL_BUILD, on a
+# tests/mpi/run.sh SERIAL_BUILD MPI_BUILD (make test-mpi): eval and compare
+# under mpirun at 1..4 ranks against the one-process eval of SERIAL_BUILD, on a
 # generated sweep (7 runs in a corpus and 3 run files, latencies, 5000
 # queries: 35 units of 1024 queries, so the shares are unequal and cross
 # runs).  Every output file and stdout must be the same bytes; a bad row in
@@ -47,9 +47,11 @@ run_case() { # DIR CASE BIN [MPIRUN ARGS] -- EVAL ARGS
 
 EVAL_A="eval $INPUTS -o a --per-query --worst 5 --top 5 --quiet"
 EVAL_B="eval $INPUTS -o b -m nDCG@10 -m AP -m RR -m P@5 --queries=all --report --quiet"
+CMP_C="compare $INPUTS -o c --worst 3 --all-pairs"
 run_case ref a "$SERIAL/ragsweep" $EVAL_A --threads 2
+run_case ref c "$SERIAL/ragsweep" $CMP_C --threads 2
 run_case ref b "$SERIAL/ragsweep" $EVAL_B --threads 2
-for c in a b; do [ "$(cat ref/$c.rc)" = 0 ] || { echo "test-mpi: the one-process eval failed:" >&2; cat ref/$c.stderr >&2; exit 1; }; done
+for c in a b c; do [ "$(cat ref/$c.rc)" = 0 ] || { echo "test-mpi: the one-process eval failed:" >&2; cat ref/$c.stderr >&2; exit 1; }; done
 rm -f ref/b/report.html # dated; its data are the CSVs beside it
 
 for p in $RANKS; do
@@ -58,6 +60,9 @@ for p in $RANKS; do
   run_case "np$p" b $MPIRUN -np "$p" "$MPI/ragsweep" $EVAL_B --threads 1
   rm -f "np$p/b/report.html"
   if [ "$(cat np$p/b.rc)" = 0 ]; then same "np$p" b; else bad "np$p/b: exit $(cat np$p/b.rc)"; cat "np$p/b.stderr"; fi
+  # compare: the ranks score, rank 0 tests (permutations, bootstrap) and writes.
+  run_case "np$p" c $MPIRUN -np "$p" "$MPI/ragsweep" $CMP_C --threads 1
+  if [ "$(cat np$p/c.rc)" = 0 ]; then same "np$p" c; else bad "np$p/c: exit $(cat np$p/c.rc)"; cat "np$p/c.stderr"; fi
 done
 
 # A failed gate: exit status 3 through mpirun, gates.csv as one process writes it.
