@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "engine/shard.h"
 #include "formats/corpus.h"
@@ -94,7 +95,8 @@ static rs_code keep(void *ctx, size_t run, size_t query, const double *v, rs_err
 
 Test(shard_api, merged_shares_equal_one_sweep, .timeout = 120)
 {
-  const char *dir = th_fresh_dir();
+  char dir[4096]; /* th_fresh_dir's ring slot is reused after 64 paths */
+  snprintf(dir, sizeof dir, "%s", th_fresh_dir());
   const char *path = gen_corpus(dir, "2500", "5");
   rs_error err = {0};
   rs__corpus *c = NULL;
@@ -179,4 +181,228 @@ Test(shard_api, merge_refuses_records_out_of_order)
   rs__shard_merge_abort(&m);
   free(buf), free(v);
   rs__spec_free(spec);
+}
+
+/* --- eval --shard I/N and merge ---------------------------------------------------------- */
+
+/* Runs ragsweep in dir with the words of line (split on spaces). */
+static th_result rs_in(const char *dir, const char *line)
+{
+  static char buf[8][4096];
+  static int slot;
+  char *args = buf[slot++ % 8];
+  snprintf(args, sizeof buf[0], "%s", line);
+  char *argv[64];
+  th_split(args, th_bin(), NULL, argv, 64);
+  return th_run(dir, argv, NULL, NULL);
+}
+
+static void rs_ok(const char *dir, const char *line)
+{
+  th_result r = rs_in(dir, line);
+  cr_assert_eq(r.status, 0, "ragsweep %s: status %d\n%s", line, r.status, r.err);
+  th_free(&r);
+}
+
+static void remove_tree(const char *path)
+{
+  char *argv[] = {"rm", "-rf", (char *)path, NULL};
+  th_result r = th_run(NULL, argv, NULL, NULL);
+  th_free(&r);
+}
+
+/* Every file of dir a is in b with the same bytes, and b has no other. */
+static void same_files(const char *a, const char *b, const char *what)
+{
+  const char *names[] = {"compare.csv", "summary.csv", "aggregate.csv", "latency.csv", "latency_hist.csv", "per_query.csv", "worst.csv",
+                         "query_texts.csv", "gates.csv", "curves.csv", "latency_cdf.csv", "report.html"};
+  size_t n_same = 0;
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    const char *pa = th_join(a, names[i]), *pb = th_join(b, names[i]);
+    cr_assert_eq(th_exists(pa), th_exists(pb), "%s: %s in one output and not the other", what, names[i]);
+    if (!th_exists(pa)) continue;
+    size_t la, lb;
+    char *x = th_slurp(pa, &la), *y = th_slurp(pb, &lb);
+    cr_assert(x && y);
+    cr_assert(la == lb && memcmp(x, y, la) == 0, "%s: %s differs from the one-process file", what, names[i]);
+    free(x), free(y);
+    n_same++;
+  }
+  cr_assert_geq(n_same, 3);
+}
+
+/* Shard folders s0..s{n-1} of eval ARGS in dir, then merge in a shuffled
+ * order into out; returns merge's stdout. */
+static char *shard_and_merge(const char *dir, const char *cmd, const char *args, size_t n, const char *out)
+{
+  char line[4096];
+  for (size_t i = 0; i < n; i++) {
+    snprintf(line, sizeof line, "%s %s -o s%zu_%zu --shard %zu/%zu --threads %zu", cmd, args, n, i, i, n, 1 + i % 2);
+    rs_ok(dir, line);
+  }
+  /* Shuffled: every odd index first, descending, then the even ones. */
+  int len = snprintf(line, sizeof line, "merge -o %s", out);
+  for (size_t i = n; i-- > 0;)
+    if (i % 2) len += snprintf(line + len, sizeof line - (size_t)len, " s%zu_%zu", n, i);
+  for (size_t i = 0; i < n; i += 2) len += snprintf(line + len, sizeof line - (size_t)len, " s%zu_%zu", n, i);
+  th_result r = rs_in(dir, line);
+  cr_assert(r.status == 0 || r.status == 3, "%s: status %d\n%s", line, r.status, r.err);
+  char *stdout_text = r.out;
+  r.out = NULL;
+  th_free(&r);
+  return stdout_text;
+}
+
+/* One-process eval ARGS into dir/out, kept as dir/one; then shards 1..7
+ * merged into dir/out (the same name: report.html names its folder), and
+ * every file and stdout compared byte for byte. */
+static void check_all_shard_counts(const char *dir, const char *cmd, const char *args, size_t max_n)
+{
+  char line[4096];
+  snprintf(line, sizeof line, "%s %s -o out", cmd, args);
+  th_result one = rs_in(dir, line);
+  cr_assert(one.status == 0 || one.status == 3, "%s: %s", line, one.err);
+  char from[4096], to[4096]; /* not th_join's ring: same_files takes many slots */
+  snprintf(from, sizeof from, "%s/out", dir);
+  snprintf(to, sizeof to, "%s/one", dir);
+  cr_assert_eq(rename(from, to), 0);
+  for (size_t n = 1; n <= max_n; n++) {
+    char *merged_out = shard_and_merge(dir, cmd, args, n, "out");
+    char what[64];
+    snprintf(what, sizeof what, "%zu shards", n);
+    same_files(to, from, what);
+    cr_assert_str_eq(merged_out, one.out, "%s: merge's stdout differs from %s's", what, cmd);
+    free(merged_out);
+    remove_tree(from);
+  }
+  th_free(&one);
+}
+
+Test(shard_cli, generated_sweep_any_shard_count_gives_eval_bytes, .timeout = 300)
+{
+  char dir[4096]; /* th_fresh_dir's ring slot is reused after 64 paths */
+  snprintf(dir, sizeof dir, "%s", th_fresh_dir());
+  gen_corpus(dir, "2500", "4"); /* 4 runs x 2500 queries, latencies: 12 units of <= 1024 queries */
+  check_all_shard_counts(dir, "eval", "g.h5 --quiet --per-query --worst 3 --report --gate nDCG@10>=0.3 -m nDCG@10 -m AP -m RR@10 "
+                              "-m P@5 -m NumRet", 7);
+  remove_tree(dir);
+}
+
+static uint64_t xorshift(uint64_t *x)
+{
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+
+/* Text inputs: TREC qrels and JSONL runs with latencies, imported by every
+ * shard and by the merge; --queries=all. */
+Test(shard_cli, text_inputs_any_shard_count_gives_eval_bytes, .timeout = 300)
+{
+  char dir[4096]; /* th_fresh_dir's ring slot is reused after 64 paths */
+  snprintf(dir, sizeof dir, "%s", th_fresh_dir());
+  FILE *q = fopen(th_join(dir, "qrels.txt"), "w");
+  FILE *run[3] = {fopen(th_join(dir, "bm25.jsonl"), "w"), fopen(th_join(dir, "dense.jsonl"), "w"),
+                  fopen(th_join(dir, "hybrid.jsonl"), "w")};
+  cr_assert(q && run[0] && run[1] && run[2]);
+  uint64_t x = 88172645463325252ull;
+#define NEXT() xorshift(&x)
+  for (int i = 0; i < 1500; i++) {
+    const int n_rel = 1 + (int)(NEXT() % 4);
+    const int d0 = (int)(NEXT() % 60);
+    for (int j = 0; j < n_rel; j++) fprintf(q, "q%d 0 d%d %d\n", i, (d0 + 13 * j) % 60, (int)(NEXT() % 4));
+    for (int r = 0; r < 3; r++) {
+      if (NEXT() % 50 == 0) continue; /* a query this run misses */
+      fprintf(run[r], "{\"query_id\":\"q%d\",\"doc_ids\":[", i);
+      for (int k = 0; k < 10; k++) fprintf(run[r], "%s\"d%d\"", k ? "," : "", r * 7 + k * (1 + r) + (int)(NEXT() % 3) * 20);
+      fprintf(run[r], "],\"scores\":[");
+      for (int k = 0; k < 10; k++) fprintf(run[r], "%s%d", k ? "," : "", 100 - k * 3 - (int)(NEXT() % 3));
+      fprintf(run[r], "],\"latency_ms\":%.3f}\n", 1.0 + (double)(NEXT() % 100000) / 1000.0);
+    }
+  }
+#undef NEXT
+  fclose(q);
+  for (int r = 0; r < 3; r++) fclose(run[r]);
+  check_all_shard_counts(dir, "eval", "qrels.txt --quiet bm25.jsonl dense.jsonl fused=hybrid.jsonl --queries=all --per-query "
+                              "-m nDCG@10 -m AP -m R@5", 7);
+  remove_tree(dir);
+}
+
+/* compare --shard: the shards score, the merge runs the tests as compare does. */
+Test(shard_cli, compare_any_shard_count_gives_compare_bytes, .timeout = 300)
+{
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", th_fresh_dir());
+  gen_corpus(dir, "1800", "4");
+  check_all_shard_counts(dir, "compare", "g.h5 -m nDCG@10 -m AP -m RR --worst 2 --gate AP>=0.2 --permutations 300 "
+                                         "--bootstrap 200 --queries=judged", 5);
+  remove_tree(dir);
+}
+
+/* Shards that do not make one evaluation are refused with the folders named. */
+Test(shard_cli, merge_refuses_missing_repeated_and_foreign_shards, .timeout = 120)
+{
+  char dir[4096]; /* th_fresh_dir's ring slot is reused after 64 paths */
+  snprintf(dir, sizeof dir, "%s", th_fresh_dir());
+  gen_corpus(dir, "1500", "3");
+  for (int i = 0; i < 3; i++) {
+    char line[256];
+    snprintf(line, sizeof line, "eval g.h5 -m nDCG@10 --quiet -o s%d --shard %d/3", i, i);
+    rs_ok(dir, line);
+  }
+  th_result r = rs_in(dir, "merge s2 s0 -o out");
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "ragsweep merge: shard 1 of 3 is missing: the 2 folders given are s2 (2), s0 (0); "
+                          "evaluate it with --shard 1/3"), "%s", r.err);
+  th_free(&r);
+  r = rs_in(dir, "merge s0 s1 s2 s1 -o out");
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "shard 1 of 3 is given twice: s1 and s1"), "%s", r.err);
+  th_free(&r);
+  /* Another option (a different measure set). */
+  rs_ok(dir, "eval g.h5 -m AP --quiet -o other1 --shard 1/3");
+  r = rs_in(dir, "merge s0 other1 s2 -o out");
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "ragsweep merge: s0 and other1 are not shards of one evaluation: line 8 of their "
+                          "manifest.txt is 'arg nDCG@10' in the first, 'arg AP' in the second"), "%s", r.err);
+  th_free(&r);
+  /* Another share count. */
+  rs_ok(dir, "eval g.h5 -m nDCG@10 --quiet -o four1 --shard 1/4");
+  r = rs_in(dir, "merge s0 four1 s2 -o out");
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "'shards 3' in the first, 'shards 4' in the second"), "%s", r.err);
+  th_free(&r);
+  /* Other inputs: a corpus generated with another seed under the same name. */
+  char *other = th_join(dir, "other");
+  cr_assert_eq(mkdir(other, 0700), 0);
+  gen_corpus(other, "1500", "3");
+  char *orig = th_join(dir, "g.h5"), *kept = th_join(dir, "g.h5.orig");
+  cr_assert_eq(rename(orig, kept), 0);
+  cr_assert_eq(rename(th_join(other, "g.h5"), orig), 0);
+  r = rs_in(dir, "merge s0 s1 s2 -o out");
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "ragsweep merge: ") && strstr(r.err, "/s0: the shards do not match their inputs now: line ")
+            && strstr(r.err, "'input g.h5 size "), "%s", r.err);
+  cr_assert(!th_exists(th_join(dir, "out/aggregate.csv")), "nothing is written");
+  th_free(&r);
+  rs_ok(dir, "eval g.h5 -m nDCG@10 --quiet -o new1 --shard 1/3");
+  r = rs_in(dir, "merge s0 new1 s2 -o out");
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "s0 and new1 are not shards of one evaluation") && strstr(r.err, "'input g.h5 size"),
+            "%s", r.err);
+  th_free(&r);
+  /* A folder that is no shard; a bad --shard. */
+  r = rs_in(dir, "merge s0 other -o out");
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "other: no manifest.txt: not a finished shard"), "%s", r.err);
+  th_free(&r);
+  r = rs_in(dir, "eval g.h5 -o x --shard 3/3");
+  cr_assert_eq(r.status, 1);
+  cr_assert(strstr(r.err, "ragsweep eval: --shard: expected I/N with 0 <= I < N"), "%s", r.err);
+  th_free(&r);
+  r = rs_in(dir, "merge s0 s1 s2");
+  cr_assert_eq(r.status, 1);
+  th_free(&r);
+  remove_tree(dir);
 }

@@ -17,6 +17,7 @@ int rs_cli_trec_eval(int argc, char **argv, const char *prog);
 int rs_cli_eval(int argc, char **argv);
 int rs_cli_compare(int argc, char **argv);
 int rs_cli_check(int argc, char **argv);
+int rs_cli_merge(int argc, char **argv);
 int rs_cli_import(int argc, char **argv);
 int rs_cli_export(int argc, char **argv);
 int rs_cli_table(int argc, char **argv);

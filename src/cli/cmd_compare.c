@@ -19,7 +19,9 @@
 #include "gate.h"
 #include "engine/sched.h"
 #include "metrics/spec.h"
+#include "engine/shard.h"
 #include "engine/sweep.h"
+#include "shard_io.h"
 #include "sweep_io.h"
 #include "publish.h"
 #include "engine/sweep_ranks.h"
@@ -88,6 +90,11 @@ static void help(FILE *f)
           "      --ties=trec|stored    as in eval\n"
           "      --threads N           threads, 1 to 4096 (default: OMP_NUM_THREADS or all cores)\n"
           "      --timing              print where the time went on stderr\n"
+          );
+  fprintf(f,
+          "      --shard I/N           score share I of N of the runs' queries only (0 <= I < N)\n"
+          "                            into the shard folder -o; 'ragsweep merge SHARD_DIR...\n"
+          "                            -o OUTDIR' runs the tests and writes compare's files\n"
           "      --qrels FILE          TREC qrels to score with, in place of the corpus's /qrels\n"
           "                            (ids matched to the corpus); with text runs: their\n"
           "                            judgments (TREC qrels, BEIR qrels or a JSON eval set), and\n"
@@ -505,10 +512,19 @@ static void measure_result_free(measure_result *m)
 
 enum {
   OPT_PER_QUERY = 256, OPT_BASELINE, OPT_ALL_PAIRS, OPT_PERMS, OPT_BOOT, OPT_CI, OPT_SEED, OPT_CORRECTION, OPT_TEST,
-  OPT_ALPHA, OPT_FAIL_WORSE
+  OPT_ALPHA, OPT_FAIL_WORSE, OPT_SHARD
 };
 
-int rs_cli_compare(int argc, char **argv)
+/* The words of a command line that define the comparison (a shard
+ * manifest stores them): all but -o, --shard, --threads and --timing. */
+typedef struct word_track {
+  char **orig;         /* argv as given (getopt permutes argv's pointers) */
+  unsigned char *drop; /* [argc]: words left out */
+  char **words;
+  size_t n_words;
+} word_track;
+
+static int compare_main(int argc, char **argv, const shard_set *merge, word_track *wt)
 {
   static const struct option longs[] = {
       SWEEP_OPTS_LONG,
@@ -523,6 +539,7 @@ int rs_cli_compare(int argc, char **argv)
       {"test", required_argument, 0, OPT_TEST},
       {"alpha", required_argument, 0, OPT_ALPHA},
       {"fail-if-worse-than", required_argument, 0, OPT_FAIL_WORSE},
+      {"shard", required_argument, 0, OPT_SHARD},
       PUBLISH_OPTS_LONG,
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
@@ -537,11 +554,15 @@ int rs_cli_compare(int argc, char **argv)
   test_kind test = TEST_PERM;
   rs__compare_cfg ccfg = {.adjust = RS_ADJ_HOLM};
   rs__sweep_cfg scfg = {0};
+  int shard = 0;
+  size_t shard_i = 0, shard_n = 1;
   if (sweep_opts_init(&so, argc, sizeof defaults / sizeof *defaults, 1) != 0) return RS_EXIT_INPUT;
   int c, li = -1;
   optind = 1;
   opterr = 0;
   while ((c = getopt_long(argc, argv, SWEEP_OPTS_SHORT "h", longs, &li)) != -1) {
+    if (c == 'o' || c == SWEEP_OPT_THREADS || c == SWEEP_OPT_TIMING || c == OPT_SHARD)
+      shard_drop_option_words(wt->orig, argc, argv, optarg, wt->drop);
     const sweep_opt_result shared = sweep_opts_parse(&so, c, optarg, "compare");
     if (shared == SWEEP_OPT_HANDLED) continue;
     if (shared == SWEEP_OPT_BAD) {
@@ -586,6 +607,16 @@ int rs_cli_compare(int argc, char **argv)
       if (!parse_real(optarg, &alpha) || !(alpha > 0.0 && alpha < 1.0)) goto bad_value;
       break;
     case OPT_FAIL_WORSE: worse_than = optarg; break;
+    case OPT_SHARD:
+      if (!rs__shard_parse(optarg, &shard_i, &shard_n)) {
+        fprintf(stderr, "ragsweep compare: --shard: expected I/N with 0 <= I < N <= %d (e.g. "
+                        "--shard $SLURM_ARRAY_TASK_ID/8), found '%s' (see 'ragsweep compare --help')\n",
+                RS__SHARD_MAX_N, optarg);
+        sweep_opts_free(&so);
+        return RS_EXIT_USAGE;
+      }
+      shard = 1;
+      break;
     case 'h':
       help(stdout);
       sweep_opts_free(&so);
@@ -596,6 +627,8 @@ int rs_cli_compare(int argc, char **argv)
       return RS_EXIT_USAGE;
     }
   }
+  for (int k = 1; k < argc; k++)
+    if (!wt->drop[k]) wt->words[wt->n_words++] = wt->orig[k];
   const char *const out_dir = so.out_dir;
   const size_t n_gates = so.n_gates;
   const long n_worst = so.n_worst, threads = so.threads;
@@ -613,8 +646,12 @@ int rs_cli_compare(int argc, char **argv)
     usage_msg = "--worst needs the rankings (a corpus), not --per-query";
   else if (pq_path && so.qrels_path)
     usage_msg = "--qrels scores a corpus's runs; --per-query reads values already scored";
+  else if (pq_path && (shard || merge))
+    usage_msg = "--shard splits the scoring of runs; --per-query values are compared in one process";
   else if (pq_path && rs__mpi_size() > 1)
     usage_msg = "--per-query reads values already scored: nothing to split across MPI ranks; run it as one process";
+  else if (shard && rs__mpi_size() > 1)
+    usage_msg = "--shard and MPI both split the work: under mpirun the ranks take the shares; run --shard as one process";
   if (usage_msg || publish_opts_check(&po, "compare", 1) != 0) {
     if (usage_msg) fprintf(stderr, "ragsweep compare: %s (see 'ragsweep compare --help')\n", usage_msg);
     sweep_opts_free(&so);
@@ -637,6 +674,9 @@ int rs_cli_compare(int argc, char **argv)
   const double **cols = NULL;
   const char **run_names = NULL;
   rs__csv *cmp_csv = NULL, *sum_csv = NULL, *agg = NULL;
+  rs__shard_plan plan = {0};
+  char *common = NULL; /* the manifest part shared by the shards (--shard, merge) */
+  char **inputs = NULL;
   gate_report gr = {0};
   int made_out_dir = 0; /* -o created by this run: removed again if the run fails before writing */
   size_t n_meas = 0, base = 0;
@@ -721,6 +761,25 @@ int rs_cli_compare(int argc, char **argv)
     if (!(x.runs = calloc(in.n_runs + 1, sizeof *x.runs))) goto nomem;
     for (size_t r = 0; r < in.n_runs; r++)
       if (!(x.runs[r] = strdup(in.runs[r]->name))) goto nomem;
+    /* One process evaluates share 0 of 1 (as eval does). */
+    if ((rc = rs__shard_plan_make(in.runs, in.n_runs, 0, &plan, &err))) goto fail;
+    if (shard || merge) {
+      const size_t n_pos = (size_t)(argc - optind);
+      if (!(inputs = calloc(n_pos + 2, sizeof *inputs))) goto nomem;
+      memcpy(inputs, argv + optind, n_pos * sizeof *inputs);
+      if (so.qrels_path) inputs[n_pos] = (char *)so.qrels_path;
+      if ((rc = shard_manifest_common("compare", wt->words, wt->n_words, inputs, n_pos + (so.qrels_path != NULL),
+                                      spec, in.n_runs, in.corpus->nq, &plan, shard ? shard_n : merge->n, &common,
+                                      &err)))
+        goto fail;
+    }
+    if (shard) { /* the share's values, for 'ragsweep merge' to compare */
+      scfg.spec = spec;
+      scfg.threads = (int)threads;
+      if ((rc = shard_write(out_dir, &scfg, &in, &plan, shard_i, shard_n, common, &err))) goto fail;
+      exit_code = RS_EXIT_OK;
+      goto done;
+    }
     if ((rc = values_alloc(&x, &err))) goto fail;
     if (n_worst && root && !(rc = rs__corpus_load_queries(in.corpus, &err)))
       rc = worst_open(&worst, out_dir, (size_t)n_worst, spec, in.corpus, &err);
@@ -731,7 +790,9 @@ int rs_cli_compare(int argc, char **argv)
     scfg.threads = (int)threads;
     scfg.per_query = take_query;
     scfg.per_query_ctx = &sink;
-    rc = rs__sweep_ranks(&scfg, in.corpus, in.runs, in.n_runs, res, &err);
+    if (merge)
+      rc = shard_set_replay(merge, common, spec, res, in.n_runs, in.corpus->nq, take_query, &sink, &err);
+    else rc = rs__sweep_ranks(&scfg, in.corpus, in.runs, &plan, res, &err); /* share 0 of 1 without MPI */
     for (size_t r = 0; r < in.n_runs; r++) rs__run_result_free(&res[r]);
     free(res);
     res = NULL;
@@ -986,7 +1047,7 @@ int rs_cli_compare(int argc, char **argv)
 nomem:
   rc = rs__fail(&err, RS_NOMEM, "out of memory");
 fail:
-  fprintf(stderr, "ragsweep compare: %s\n", err.msg);
+  fprintf(stderr, "ragsweep %s: %s\n", merge ? "merge" : "compare", err.msg);
   exit_code = rc == RS_USAGE ? RS_EXIT_USAGE : RS_EXIT_INPUT;
   rs__csv_abort(cmp_csv);
   rs__csv_abort(sum_csv);
@@ -1008,6 +1069,9 @@ done:
   for (size_t i = 0; i < n_parsed; i++) gate_free(&gates[i]);
   free(gates);
   sweep_opts_free(&so);
+  rs__shard_plan_free(&plan);
+  free(common);
+  free(inputs);
   return exit_code;
 
 bad_value:
@@ -1015,4 +1079,35 @@ bad_value:
           li >= 0 ? longs[li].name : "?");
   sweep_opts_free(&so);
   return RS_EXIT_USAGE;
+}
+
+static int compare_words(int argc, char **argv, const shard_set *merge)
+{
+  word_track wt = {.orig = calloc((size_t)argc + 1, sizeof *wt.orig), .drop = calloc((size_t)argc + 1, 1),
+                   .words = calloc((size_t)argc + 1, sizeof *wt.words)};
+  int status = RS_EXIT_INPUT;
+  if (wt.orig && wt.drop && wt.words) {
+    memcpy(wt.orig, argv, (size_t)argc * sizeof *argv);
+    status = compare_main(argc, argv, merge, &wt);
+  }
+  free(wt.orig), free(wt.drop), free(wt.words);
+  return status;
+}
+
+int rs_cli_compare(int argc, char **argv) { return compare_words(argc, argv, NULL); }
+
+int compare_merge(const shard_set *s, const char *out_dir)
+{
+  /* The shards' command line, with the merge's output folder. */
+  char **argv = calloc(s->n_words + 4, sizeof *argv);
+  if (!argv) return RS_EXIT_INPUT;
+  static char w_compare[] = "compare", w_out[] = "-o";
+  int argc = 0;
+  argv[argc++] = w_compare;
+  for (size_t i = 0; i < s->n_words; i++) argv[argc++] = s->words[i];
+  argv[argc++] = w_out;
+  argv[argc++] = (char *)out_dir;
+  const int status = compare_words(argc, argv, s);
+  free(argv);
+  return status;
 }

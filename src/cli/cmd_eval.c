@@ -19,11 +19,13 @@
 #include "gate.h"
 #include "engine/sched.h"
 #include "metrics/spec.h"
+#include "engine/shard.h"
 #include "engine/sweep.h"
 #include "engine/sweep_ranks.h"
 #include "sweep_io.h"
 #include "publish.h"
 #include "report_files.h"
+#include "shard_io.h"
 #include "sweep_opts.h"
 #include "util/mpi.h"
 #include "worst.h"
@@ -73,6 +75,11 @@ static void help(FILE *f)
           "      --top N            leaderboard rows on stdout (default 10; 0: none)\n"
           "      --quiet            no progress on stderr\n"
           "      --timing           print where the time went on stderr\n"
+          "      --shard I/N        evaluate share I of N only (0 <= I < N, e.g. a Slurm array's\n"
+          "                         $SLURM_ARRAY_TASK_ID/N) into the shard folder -o; then\n"
+          "                         'ragsweep merge SHARD_DIR... -o OUTDIR' writes the files this\n"
+          "                         command writes without --shard, byte for byte (the other\n"
+          "                         options are stored in the shard and done by the merge)\n"
           "      --gate 'M>=X'      quality gate (repeatable; >=, >, <=, <): prints a check line per\n"
           "                         configuration, writes OUTDIR/gates.csv, exit status 3 if any fails\n"
           "      --qrels FILE       TREC qrels to score with, in place of the corpus's /qrels\n"
@@ -224,98 +231,172 @@ static void show_progress(void *ctx, size_t run, size_t n_runs, uint64_t done, u
 
 /* --------------------------------------------------------------------------- */
 
-enum { OPT_PER_QUERY = 256, OPT_TOP, OPT_QUIET, OPT_BATCH };
+static const char *const defaults[] = {RS_DEFAULT_MEASURES};
+static const size_t n_default_measures = sizeof defaults / sizeof *defaults;
 
-int rs_cli_eval(int argc, char **argv)
+enum { OPT_PER_QUERY = 256, OPT_TOP, OPT_QUIET, OPT_BATCH, OPT_SHARD };
+
+/* An eval command line, parsed. */
+typedef struct eval_args {
+  sweep_opts so;
+  publish_opts po;
+  int per_query, quiet;
+  long top, batch_docs;
+  int shard;              /* --shard I/N given */
+  size_t shard_i, shard_n;
+  int argc;               /* eval's argv (argv[0] "eval"), permuted by getopt: inputs from first_input */
+  char **argv;
+  int first_input;
+  /* The words of the command line that define the evaluation, in their
+   * order: all but -o, --shard, --threads, --batch-docs, --quiet and
+   * --timing, which may differ between the shards of one evaluation (a
+   * shard manifest stores these words; merge parses them again). */
+  char **words;
+  size_t n_words;
+} eval_args;
+
+static void eval_args_free(eval_args *a)
+{
+  sweep_opts_free(&a->so);
+  free(a->words);
+  a->words = NULL;
+}
+
+/* Parses eval's command line into *a; -1 to go on, else the exit status
+ * (after --help, or a message). */
+static int eval_parse(int argc, char **argv, eval_args *a)
 {
   static const struct option longs[] = {
       SWEEP_OPTS_LONG,
       {"per-query", no_argument, 0, OPT_PER_QUERY}, {"top", required_argument, 0, OPT_TOP},
       {"quiet", no_argument, 0, OPT_QUIET},         {"batch-docs", required_argument, 0, OPT_BATCH},
+      {"shard", required_argument, 0, OPT_SHARD},
       PUBLISH_OPTS_LONG,
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
-  static const char *const defaults[] = {RS_DEFAULT_MEASURES};
-  const size_t n_defaults = sizeof defaults / sizeof *defaults;
-  sweep_opts so;
-  publish_opts po = {0};
-  int per_query = 0, quiet = 0;
-  long top = 10, batch_docs = 0;
+  *a = (eval_args){.top = 10, .argc = argc, .argv = argv};
+  if (sweep_opts_init(&a->so, argc, n_default_measures, 0) != 0) return RS_EXIT_INPUT;
+  char **orig = calloc((size_t)argc + 1, sizeof *orig);
+  unsigned char *drop = calloc((size_t)argc + 1, 1);
+  a->words = calloc((size_t)argc + 1, sizeof *a->words);
+  if (!orig || !drop || !a->words) {
+    free(orig), free(drop);
+    eval_args_free(a);
+    return RS_EXIT_INPUT;
+  }
+  memcpy(orig, argv, (size_t)argc * sizeof *orig);
+  int status = -1, c, li = -1;
+  optind = 1;
+  opterr = 0;
+  while (status < 0 && (c = getopt_long(argc, argv, SWEEP_OPTS_SHORT "h", longs, &li)) != -1) {
+    if (c == 'o' || c == SWEEP_OPT_THREADS || c == SWEEP_OPT_TIMING || c == OPT_QUIET || c == OPT_BATCH ||
+        c == OPT_SHARD)
+      shard_drop_option_words(orig, argc, argv, optarg, drop);
+    const sweep_opt_result shared = sweep_opts_parse(&a->so, c, optarg, "eval");
+    if (shared == SWEEP_OPT_HANDLED) continue;
+    if (shared == SWEEP_OPT_BAD) {
+      status = RS_EXIT_USAGE;
+      break;
+    }
+    const publish_result pub = publish_opts_parse(&a->po, c, optarg, "eval");
+    if (pub == PUBLISH_HANDLED) continue;
+    if (pub == PUBLISH_BAD) {
+      status = RS_EXIT_USAGE;
+      break;
+    }
+    switch (c) {
+    case OPT_PER_QUERY: a->per_query = 1; break;
+    case OPT_QUIET: a->quiet = 1; break;
+    case OPT_TOP:
+      if (!parse_count(optarg, 0, &a->top)) goto bad_value;
+      break;
+    case OPT_BATCH:
+      if (!parse_count(optarg, 1, &a->batch_docs)) goto bad_value;
+      break;
+    case OPT_SHARD:
+      if (!rs__shard_parse(optarg, &a->shard_i, &a->shard_n)) {
+        fprintf(stderr, "ragsweep eval: --shard: expected I/N with 0 <= I < N <= %d (e.g. "
+                        "--shard $SLURM_ARRAY_TASK_ID/8), found '%s' (see 'ragsweep eval --help')\n",
+                RS__SHARD_MAX_N, optarg);
+        status = RS_EXIT_USAGE;
+        break;
+      }
+      a->shard = 1;
+      break;
+    case 'h':
+      help(stdout);
+      status = RS_EXIT_OK;
+      break;
+    default:
+      fprintf(stderr, "ragsweep eval: unknown option '%s' (see 'ragsweep eval --help')\n", argv[optind - 1]);
+      status = RS_EXIT_USAGE;
+      break;
+    bad_value:
+      fprintf(stderr, "ragsweep eval: invalid value '%s' for --%s (see 'ragsweep eval --help')\n", optarg,
+              li >= 0 ? longs[li].name : "?");
+      status = RS_EXIT_USAGE;
+      break;
+    }
+  }
+  for (int k = 1; k < argc; k++)
+    if (!drop[k]) a->words[a->n_words++] = orig[k];
+  free(orig);
+  free(drop);
+  a->first_input = optind;
+  if (status < 0 && (optind >= argc || !a->so.out_dir)) {
+    fprintf(stderr, "ragsweep eval: expected CORPUS.h5 [RUNS.h5 ...] -o OUTDIR, or QRELS RUN [RUN ...] -o OUTDIR "
+                    "(see 'ragsweep eval --help')\n");
+    status = RS_EXIT_USAGE;
+  }
+  if (status < 0 && publish_opts_check(&a->po, "eval", 1) != 0) status = RS_EXIT_USAGE;
+  if (status >= 0) eval_args_free(a);
+  return status;
+}
+
+/* Evaluates (merge NULL) or merges the shards of merge, and writes eval's
+ * outputs; with --shard, evaluates the share and writes the shard folder.
+ * Frees a; returns the exit status. */
+static int eval_run(eval_args *a, const shard_set *merge)
+{
+  sweep_opts *const so = &a->so;
+  publish_opts *const po = &a->po;
   rs__sweep_cfg cfg = {0};
   rs_error err = {0};
   rs_code rc;
   gate *gates = NULL;
-  if (sweep_opts_init(&so, argc, n_defaults, 0) != 0) return RS_EXIT_INPUT;
-  int c, li = -1;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, SWEEP_OPTS_SHORT "h", longs, &li)) != -1) {
-    const sweep_opt_result shared = sweep_opts_parse(&so, c, optarg, "eval");
-    if (shared == SWEEP_OPT_HANDLED) continue;
-    if (shared == SWEEP_OPT_BAD) {
-      sweep_opts_free(&so);
-      return RS_EXIT_USAGE;
-    }
-    const publish_result pub = publish_opts_parse(&po, c, optarg, "eval");
-    if (pub == PUBLISH_HANDLED) continue;
-    if (pub == PUBLISH_BAD) {
-      sweep_opts_free(&so);
-      return RS_EXIT_USAGE;
-    }
-    switch (c) {
-    case OPT_PER_QUERY: per_query = 1; break;
-    case OPT_QUIET: quiet = 1; break;
-    case OPT_TOP:
-      if (!parse_count(optarg, 0, &top)) goto bad_value;
-      break;
-    case OPT_BATCH:
-      if (!parse_count(optarg, 1, &batch_docs)) goto bad_value;
-      break;
-    case 'h':
-      help(stdout);
-      sweep_opts_free(&so);
-      return RS_EXIT_OK;
-    default:
-      fprintf(stderr, "ragsweep eval: unknown option '%s' (see 'ragsweep eval --help')\n", argv[optind - 1]);
-      sweep_opts_free(&so);
-      return RS_EXIT_USAGE;
-    }
-  }
-  if (optind >= argc || !so.out_dir) {
-    fprintf(stderr, "ragsweep eval: expected CORPUS.h5 [RUNS.h5 ...] -o OUTDIR, or QRELS RUN [RUN ...] -o OUTDIR "
-                    "(see 'ragsweep eval --help')\n");
-    sweep_opts_free(&so);
+  if (rs__mpi_size() > 1 && (a->shard || annb_is_dataset(a->argv[a->first_input]))) {
+    fprintf(stderr, "ragsweep eval: %s; run it as one process (without mpirun, or -np 1)\n",
+            a->shard ? "--shard and MPI both split the work: under mpirun the ranks take the shares"
+                     : "ann-benchmarks inputs are evaluated by one process");
+    eval_args_free(a);
     return RS_EXIT_USAGE;
   }
-  if (publish_opts_check(&po, "eval", 1) != 0) {
-    sweep_opts_free(&so);
-    return RS_EXIT_USAGE;
-  }
-  if (annb_is_dataset(argv[optind]) && rs__mpi_size() > 1) {
-    fprintf(stderr, "ragsweep eval: ann-benchmarks inputs are evaluated by one process; run without mpirun (or -np 1)\n");
-    sweep_opts_free(&so);
-    return RS_EXIT_USAGE;
-  }
-  if (annb_is_dataset(argv[optind])) { /* an ann-benchmarks dataset and its results: annb_eval.c */
-    const annb_eval_args aa = {.dataset = argv[optind], .results = argv + optind + 1,
-                               .n_results = (size_t)(argc - optind - 1), .so = &so, .po = &po,
-                               .per_query = per_query, .quiet = quiet, .top = top, .batch_docs = batch_docs,
-                               .argc = argc, .argv = argv};
+  if (annb_is_dataset(a->argv[a->first_input])) { /* an ann-benchmarks dataset and its results: annb_eval.c */
+    const annb_eval_args aa = {.dataset = a->argv[a->first_input], .results = a->argv + a->first_input + 1,
+                               .n_results = (size_t)(a->argc - a->first_input - 1), .so = so, .po = po,
+                               .per_query = a->per_query, .quiet = a->quiet, .top = a->top, .batch_docs = a->batch_docs,
+                               .argc = a->argc, .argv = a->argv};
+    if (a->shard || merge) {
+      fprintf(stderr, "ragsweep eval: --shard: ann-benchmarks inputs are not sharded; evaluate them in one process "
+                      "(or import them with 'ragsweep import' and shard the corpus)\n");
+      eval_args_free(a);
+      return RS_EXIT_USAGE;
+    }
     const int status = annb_eval(&aa);
-    sweep_opts_free(&so);
+    eval_args_free(a);
     return status;
   }
-  if ((rc = sweep_opts_gates(&so, 0, &gates, &err))) {
+  if ((rc = sweep_opts_gates(so, 0, &gates, &err))) {
     fprintf(stderr, "ragsweep eval: %s\n", err.msg);
-    sweep_opts_free(&so);
+    eval_args_free(a);
     return rc == RS_NOMEM ? RS_EXIT_INPUT : RS_EXIT_USAGE;
   }
-  const char *const out_dir = so.out_dir;
-  const size_t n_gates = so.n_gates;
-  const long n_worst = so.n_worst, threads = so.threads;
-  cfg.all_queries = so.all_queries;
-  const char *const policy = so.all_queries ? POLICY_ALL : POLICY_RANKED;
-  cfg.ties_stored = so.ties_stored;
+  const char *const out_dir = so->out_dir;
+  const size_t n_gates = so->n_gates;
+  const long n_worst = so->n_worst, threads = so->threads;
+  cfg.all_queries = so->all_queries;
+  const char *const policy = so->all_queries ? POLICY_ALL : POLICY_RANKED;
+  cfg.ties_stored = so->ties_stored;
 
   sweep_input in = {0};
   worst_file *worst = NULL;
@@ -329,34 +410,70 @@ int rs_cli_eval(int argc, char **argv)
   progress_state prog = {0};
   int exit_code = RS_EXIT_INPUT;
   int made_out_dir = 0; /* -o created by this run: removed again if the run fails before writing */
+  rs__shard_plan plan = {0};
+  char *common = NULL; /* the manifest part shared by the shards (--shard, merge) */
+  char **inputs = NULL;
 
   rs__sweep_timing tm = {0};
   /* Under MPI every rank scores its share and rank 0 alone writes. */
   const int root = rs__mpi_rank() == 0;
   const double t_start = rs__seconds();
-  const direct_opts dop = {.cmd = "eval", .qrels_path = so.qrels_path, .split = so.split, .threads = (int)threads};
-  if ((rc = sweep_input_open_args(&in, argv + optind, (size_t)(argc - optind), &dop, NULL, &err))) goto fail;
+  const direct_opts dop = {.cmd = "eval", .qrels_path = so->qrels_path, .split = so->split, .threads = (int)threads};
+  if ((rc = sweep_input_open_args(&in, a->argv + a->first_input, (size_t)(a->argc - a->first_input), &dop, NULL, &err))) goto fail;
   {
     /* Nothing judged (a corpus imported without qrels): every run scores
      * num_q 0, as trec_eval does; say why, and how to get scores. */
     size_t judged = 0;
     for (size_t q = 0; q < in.corpus->nq; q++) judged += in.corpus->qoff[q + 1] > in.corpus->qoff[q];
-    if (judged == 0 && so.qrels_path)
+    if (judged == 0 && so->qrels_path)
       fprintf(stderr, "ragsweep eval: note: %s judges none of the %zu queries of %s; every run scores 0 queries\n",
-              so.qrels_path, in.corpus->nq, argv[optind]);
+              so->qrels_path, in.corpus->nq, a->argv[a->first_input]);
     else if (judged == 0)
       fprintf(stderr, "ragsweep eval: note: %s has no judgments (empty /qrels), so no query is scored (num_q 0); "
-                      "give --qrels FILE, e.g. the qrels.txt written by 'ragsweep judge'\n", argv[optind]);
+                      "give --qrels FILE, e.g. the qrels.txt written by 'ragsweep judge'\n", a->argv[a->first_input]);
   }
   const double t_corpus = rs__seconds(), t_runs = t_corpus;
   const size_t max_k = sweep_input_max_k(&in);
-  sweep_opts_default_measures(&so, defaults, n_defaults);
+  sweep_opts_default_measures(so, defaults, n_default_measures);
   /* --report: the curves' values ride along as extra values of the same
    * sweep (the visible measures and their files do not change). */
-  if (po.report && (rc = report_curve_names(max_k, &curve_names, &n_curve_names, &err))) goto fail;
-  if ((rc = gate_spec(so.measures, so.n_measures, gates, n_gates, (const char *const *)curve_names, n_curve_names,
+  if (po->report && (rc = report_curve_names(max_k, &curve_names, &n_curve_names, &err))) goto fail;
+  if ((rc = gate_spec(so->measures, so->n_measures, gates, n_gates, (const char *const *)curve_names, n_curve_names,
                       max_k ? max_k : 1000, &spec, &err)))
     goto fail;
+  cfg.spec = spec;
+  cfg.latency_cdf = po->report;
+  cfg.threads = (int)threads;
+  cfg.batch_docs = (size_t)a->batch_docs;
+  if (!a->quiet && root && isatty(STDERR_FILENO)) {
+    clock_gettime(CLOCK_MONOTONIC, &prog.start);
+    prog.last = prog.start;
+    cfg.progress = show_progress;
+    cfg.progress_ctx = &prog;
+  }
+  if (so->timing) cfg.timing = &tm;
+  /* One process evaluates share 0 of 1: the units a shard or an MPI rank
+   * evaluates, through the same engine and the same sums. */
+  if ((rc = rs__shard_plan_make(in.runs, in.n_runs, 0, &plan, &err))) goto fail;
+  if (a->shard || merge) {
+    const size_t n_pos = (size_t)(a->argc - a->first_input);
+    if (!(inputs = calloc(n_pos + 2, sizeof *inputs))) {
+      rc = rs__fail(&err, RS_NOMEM, "out of memory");
+      goto fail;
+    }
+    memcpy(inputs, a->argv + a->first_input, n_pos * sizeof *inputs);
+    if (so->qrels_path) inputs[n_pos] = (char *)so->qrels_path;
+    if ((rc = shard_manifest_common("eval", a->words, a->n_words, inputs, n_pos + (so->qrels_path != NULL), spec,
+                                    in.n_runs, in.corpus->nq, &plan, a->shard ? a->shard_n : merge->n, &common, &err)))
+      goto fail;
+  }
+  if (a->shard) {
+    rc = shard_write(out_dir, &cfg, &in, &plan, a->shard_i, a->shard_n, common, &err);
+    if (prog.shown) fputc('\n', stderr);
+    if (rc) goto fail;
+    exit_code = RS_EXIT_OK;
+    goto done;
+  }
   struct stat out_st;
   const int out_existed = root && stat(out_dir, &out_st) == 0;
   per_query_sink sink = {.in = &in, .spec = spec};
@@ -367,13 +484,13 @@ int rs_cli_eval(int argc, char **argv)
     else rc = rs__fail(&err, RS_IO, "-o %s: cannot create the output folder: %s", out_dir, strerror(errno));
   }
   made_out_dir = root && !rc && !out_existed;
-  if (!rc && root && (per_query || n_worst)) {
+  if (!rc && root && (a->per_query || n_worst)) {
     if (!(rc = rs__corpus_load_queries(in.corpus, &err))) {
       cfg.per_query = write_per_query;
       cfg.per_query_ctx = &sink;
     }
   }
-  if (!rc && root && per_query && !(rc = rs__csv_create(out_dir, "per_query.csv", &pq, &err))) {
+  if (!rc && root && a->per_query && !(rc = rs__csv_create(out_dir, "per_query.csv", &pq, &err))) {
     const char *hdr[] = {"run", "query", "measure", "value"};
     for (int i = 0; i < 4; i++) rs__csv_str(pq, hdr[i]);
     rc = rs__csv_end_row(pq, &err);
@@ -386,19 +503,10 @@ int rs_cli_eval(int argc, char **argv)
     rc = rs__fail(&err, RS_NOMEM, "out of memory");
     goto fail;
   }
-  cfg.spec = spec;
-  cfg.latency_cdf = po.report;
-  cfg.threads = (int)threads;
-  cfg.batch_docs = (size_t)batch_docs;
-  if (!quiet && root && isatty(STDERR_FILENO)) {
-    clock_gettime(CLOCK_MONOTONIC, &prog.start);
-    prog.last = prog.start;
-    cfg.progress = show_progress;
-    cfg.progress_ctx = &prog;
-  }
-  if (so.timing) cfg.timing = &tm;
   const double t_sweep = rs__seconds();
-  rc = rs__sweep_ranks(&cfg, in.corpus, in.runs, in.n_runs, res, &err);
+  if (merge)
+    rc = shard_set_replay(merge, common, spec, res, in.n_runs, in.corpus->nq, cfg.per_query, cfg.per_query_ctx, &err);
+  else rc = rs__sweep_ranks(&cfg, in.corpus, in.runs, &plan, res, &err); /* share 0 of 1 without MPI */
   if (prog.shown) fputc('\n', stderr);
   if (rc) goto fail;
   if (!root) { /* rank 0 writes and prints */
@@ -418,7 +526,7 @@ int rs_cli_eval(int argc, char **argv)
       (rc = rs__csv_create(out_dir, "latency_hist.csv", &hist, &err)) ||
       (rc = write_latency_hist(hist, &in, res, &err)))
     goto fail;
-  if (po.report && ((rc = rs__csv_create(out_dir, "curves.csv", &curves, &err)) ||
+  if (po->report && ((rc = rs__csv_create(out_dir, "curves.csv", &curves, &err)) ||
                     (rc = report_write_curves(curves, &in, spec, res, max_k, policy, &err)) ||
                     (rc = rs__csv_create(out_dir, "latency_cdf.csv", &cdf, &err)) ||
                     (rc = report_write_latency_cdf(cdf, &in, res, &err))))
@@ -449,27 +557,27 @@ int rs_cli_eval(int argc, char **argv)
     /* A re-run replaces eval's whole output set: files this run does not
      * write go.  gates.csv always goes here and is written anew below, and
      * report.html with --report (an older one would show older results). */
-    const char *const stale[] = {per_query ? NULL : "per_query.csv", n_worst ? NULL : "worst.csv",
-                                 wrote_texts ? NULL : "query_texts.csv", po.report ? NULL : "curves.csv",
-                                 po.report ? NULL : "latency_cdf.csv", "report.html", "gates.csv"};
+    const char *const stale[] = {a->per_query ? NULL : "per_query.csv", n_worst ? NULL : "worst.csv",
+                                 wrote_texts ? NULL : "query_texts.csv", po->report ? NULL : "curves.csv",
+                                 po->report ? NULL : "latency_cdf.csv", "report.html", "gates.csv"};
     remove_outputs(out_dir, stale, sizeof stale / sizeof *stale);
   }
   const double t_end = rs__seconds();
-  if (so.timing)
+  if (so->timing)
     fprintf(stderr,
             "timing (s): open corpus %.3f, open runs %.3f, spec %.3f, setup %.3f, "
             "score+read %.3f (reader busy %.3f), combine %.3f, %" PRIu64 " batches, write %.3f; total %.3f\n",
             t_corpus - t_start, t_runs - t_corpus, t_sweep - t_runs, tm.setup, tm.score, tm.read, tm.combine,
             tm.batches, t_end - t_write, t_end - t_start);
-  print_leaderboard(&in, spec, res, (size_t)top);
-  printf("%squeries: %s (%s)\n", top ? "\n" : "", policy,
-         so.all_queries ? "every judged query; a query a run does not rank scores 0"
+  print_leaderboard(&in, spec, res, (size_t)a->top);
+  printf("%squeries: %s (%s)\n", a->top ? "\n" : "", policy,
+         so->all_queries ? "every judged query; a query a run does not rank scores 0"
                         : "the judged queries each run ranks, as trec_eval");
   printf("wrote %s\n      %s\n      %s\n", agg_path, lat_path, hist_path);
   if (*pq_path) printf("      %s\n", pq_path);
   if (n_worst) printf("      %s/worst.csv\n", out_dir);
   if (wrote_texts) printf("      %s/query_texts.csv\n", out_dir);
-  if (po.report) printf("      %s/curves.csv\n      %s/latency_cdf.csv\n", out_dir, out_dir);
+  if (po->report) printf("      %s/curves.csv\n      %s/latency_cdf.csv\n", out_dir, out_dir);
   exit_code = RS_EXIT_OK;
   if (n_gates) {
     printf("\ngates:\n");
@@ -486,15 +594,15 @@ int rs_cli_eval(int argc, char **argv)
   {
     /* The morning-after outputs read the folder just written; their
      * failure (a push refused) is an input/output error, not a gate. */
-    const publish_run pr = {.cmd = "eval", .out_dir = out_dir, .argc = argc, .argv = argv, .inputs = argv + optind,
-                            .n_inputs = (size_t)(argc - optind), .extra_input = so.qrels_path,
+    const publish_run pr = {.cmd = "eval", .out_dir = out_dir, .argc = a->argc, .argv = a->argv, .inputs = a->argv + a->first_input,
+                            .n_inputs = (size_t)(a->argc - a->first_input), .extra_input = so->qrels_path,
                             .exit_status = exit_code};
-    exit_code = publish_outputs(&po, &pr, stdout);
+    exit_code = publish_outputs(po, &pr, stdout);
   }
   goto done;
 
 fail:
-  fprintf(stderr, "ragsweep eval: %s\n", err.msg);
+  fprintf(stderr, "ragsweep %s: %s\n", merge ? "merge" : "eval", err.msg);
   exit_code = rc == RS_USAGE ? RS_EXIT_USAGE : RS_EXIT_INPUT;
   rs__csv_abort(agg);
   rs__csv_abort(lat);
@@ -515,12 +623,36 @@ done:
   free(res);
   rs__spec_free(spec);
   sweep_input_close(&in);
-  sweep_opts_free(&so);
+  rs__shard_plan_free(&plan);
+  free(common);
+  free(inputs);
+  eval_args_free(a);
   return exit_code;
+}
 
-bad_value:
-  fprintf(stderr, "ragsweep eval: invalid value '%s' for --%s (see 'ragsweep eval --help')\n", optarg,
-          li >= 0 ? longs[li].name : "?");
-  sweep_opts_free(&so);
-  return RS_EXIT_USAGE;
+int eval_merge(const shard_set *s, const char *out_dir, int quiet)
+{
+  /* The shards' command line, with the merge's output folder. */
+  char **argv = calloc(s->n_words + 5, sizeof *argv);
+  if (!argv) return RS_EXIT_INPUT;
+  int argc = 0;
+  static char w_eval[] = "eval", w_out[] = "-o", w_quiet[] = "--quiet";
+  argv[argc++] = w_eval;
+  for (size_t i = 0; i < s->n_words; i++) argv[argc++] = s->words[i];
+  argv[argc++] = w_out;
+  argv[argc++] = (char *)out_dir;
+  if (quiet) argv[argc++] = w_quiet;
+  eval_args a;
+  int status = eval_parse(argc, argv, &a);
+  if (status < 0) status = eval_run(&a, s);
+  free(argv);
+  return status;
+}
+
+int rs_cli_eval(int argc, char **argv)
+{
+  eval_args a;
+  const int status = eval_parse(argc, argv, &a);
+  if (status >= 0) return status;
+  return eval_run(&a, NULL);
 }

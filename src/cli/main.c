@@ -20,6 +20,7 @@ static void usage(FILE *f)
           "  eval CORPUS.h5 [RUNS.h5 ...] -o OUTDIR   score every run of a sweep into CSV\n"
           "  eval QRELS|BEIR_DIR RUN ... -o OUTDIR    the same for TREC, JSONL or CSV runs\n"
           "  compare CORPUS.h5 ... -o OUTDIR significance tests, intervals and gates between runs\n"
+          "  merge SHARD_DIR ... -o OUTDIR   the outputs of 'eval/compare --shard I/N' shards, as one process\n"
           "  check FILE.h5 ... [--qrels F]   validate corpora, run files (and TREC qrels) against the format\n"
           "  import -o OUT.h5 ...            qrels (TREC, BEIR, JSON) and runs (TREC, JSONL, CSV) -> corpus\n"
           "  export CORPUS.h5 -o DIR         corpus -> TREC qrels and runs\n"
@@ -89,6 +90,7 @@ static int run(int argc, char **argv)
   if (strcmp(cmd, "trec_eval") == 0) return rs_cli_trec_eval(argc - 1, argv + 1, "ragsweep trec_eval");
   if (strcmp(cmd, "eval") == 0) return rs_cli_eval(argc - 1, argv + 1);
   if (strcmp(cmd, "compare") == 0) return rs_cli_compare(argc - 1, argv + 1);
+  if (strcmp(cmd, "merge") == 0) return rs_cli_merge(argc - 1, argv + 1);
   if (strcmp(cmd, "check") == 0) return rs_cli_check(argc - 1, argv + 1);
   if (strcmp(cmd, "import") == 0) return rs_cli_import(argc - 1, argv + 1);
   if (strcmp(cmd, "export") == 0) return rs_cli_export(argc - 1, argv + 1);

@@ -58,12 +58,11 @@ static rs_code merge_on_root(const rs__sweep_cfg *cfg, const rs__corpus *c, size
   return RS_OK;
 }
 
-rs_code rs__sweep_ranks(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *const *runs, size_t n_runs,
-                        rs__run_result *results, rs_error *err)
+rs_code rs__sweep_ranks(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *const *runs,
+                        const rs__shard_plan *plan, rs__run_result *results, rs_error *err)
 {
-  if (!rs__mpi_built()) return rs__sweep(cfg, c, runs, n_runs, results, err);
-  const size_t rank = (size_t)rs__mpi_rank(), n_ranks = (size_t)rs__mpi_size();
-  rs__shard_plan plan = {0};
+  if (!rs__mpi_built()) return rs__shard_eval(cfg, c, runs, plan, 0, 1, results, err);
+  const size_t rank = (size_t)rs__mpi_rank(), n_ranks = (size_t)rs__mpi_size(), n_runs = plan->n_runs;
   records rec = {.n_vals = cfg->spec->n_req};
   rs__run_result *part = NULL;
   unsigned char *lat = NULL;
@@ -72,14 +71,14 @@ rs_code rs__sweep_ranks(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs_
   size_t *rec_counts = NULL, *lat_counts = NULL;
   if (n_runs) memset(results, 0, n_runs * sizeof *results);
 
-  rs_code rc = rs__shard_plan_make(runs, n_runs, 0, &plan, err);
-  if (!rc && !(part = rs__calloc(n_runs ? n_runs : 1, sizeof *part))) rc = rs__fail(err, RS_NOMEM, "out of memory");
+  rs_code rc = RS_OK;
+  if (!(part = rs__calloc(n_runs ? n_runs : 1, sizeof *part))) rc = rs__fail(err, RS_NOMEM, "out of memory");
   if (!rc) {
     rs__sweep_cfg mine = *cfg;
     mine.per_query = keep_record;
     mine.per_query_ctx = &rec;
     if (rank != 0) mine.progress = NULL;
-    rc = rs__shard_eval(&mine, c, runs, &plan, rank, n_ranks, part, err);
+    rc = rs__shard_eval(&mine, c, runs, plan, rank, n_ranks, part, err);
   }
   /* The latency summaries of the runs whose first unit is this rank's. */
   for (size_t r = 0; !rc && r < n_runs; r++)
@@ -118,6 +117,5 @@ done:
   free(all_lat);
   free(rec_counts);
   free(lat_counts);
-  rs__shard_plan_free(&plan);
   return rc;
 }

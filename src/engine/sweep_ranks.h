@@ -9,16 +9,19 @@
 #ifndef RAGSWEEP_SWEEP_RANKS_H
 #define RAGSWEEP_SWEEP_RANKS_H
 
+#include "engine/shard.h"
 #include "engine/sweep.h"
 
-/* As rs__sweep, called by every rank with the same arguments.  On rank 0,
- * results[0..n_runs) are rs__sweep's and cfg->per_query sees every
- * evaluated query in run then query order; on the other ranks the results
- * are zero (value arrays allocated, so rs__run_result_free applies) and
- * cfg->per_query is never called.  cfg->progress is reported by rank 0
- * for its own share.  A failure on any rank is every rank's: the one of
- * the lowest failing rank, which is the one a single process reports. */
-rs_code rs__sweep_ranks(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *const *runs, size_t n_runs,
-                        rs__run_result *results, rs_error *err);
+/* As rs__shard_eval of share 0 of 1 (which is rs__sweep), called by every
+ * rank with the same arguments; p is the plan of runs[0..p->n_runs).  On
+ * rank 0, results[0..p->n_runs) are one process's and cfg->per_query sees
+ * every evaluated query in run then query order; on the other ranks the
+ * results are zero (value arrays allocated, so rs__run_result_free
+ * applies) and cfg->per_query is never called.  cfg->progress is reported
+ * by rank 0 for its own share.  A failure on any rank is every rank's: the
+ * one of the lowest failing rank, which is the one a single process
+ * reports.  Without MPI: rs__shard_eval(cfg, c, runs, p, 0, 1, ...). */
+rs_code rs__sweep_ranks(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *const *runs,
+                        const rs__shard_plan *p, rs__run_result *results, rs_error *err);
 
 #endif

@@ -1,0 +1,120 @@
+/* shard_io.h: the shard folder that `eval --shard I/N` (and `compare
+ * --shard I/N`) writes, and its reading by `ragsweep merge`.
+ *
+ * A shard folder holds three files, each written under a temporary name
+ * and renamed; manifest.txt goes last (and an older one is removed first),
+ * so a folder with a manifest is a finished shard:
+ *
+ *   values.bin    the share's per-query records, in the order evaluated:
+ *                 result (uint64), query (uint64), then the spec's values
+ *                 (doubles), native byte order (engine/shard.h)
+ *   latency.bin   a latency record (rs__shard_latency_put) for every result
+ *                 whose latencies the share owns
+ *   manifest.txt  text, one "key value" per line: first the part every shard
+ *                 of one evaluation has in common -- format, version, byte
+ *                 order, the command, the working folder, the command line's
+ *                 words that define the evaluation (one "arg" line each,
+ *                 %XX-escaped), each input's size and modification time,
+ *                 result, query and value counts, the measure set's SHA-256,
+ *                 the unit size and count, the share count N -- then, after
+ *                 the line "this-shard", the shard's own: its index I and the
+ *                 counts and byte sizes of its two files.
+ *
+ * merge builds the common part again from the stored command line (the
+ * inputs stat'ed anew, the measure set built anew) and asks every shard's
+ * to equal it, so shards of other inputs, options, versions or share
+ * counts, or inputs changed since, are refused with the first line that
+ * differs. */
+#ifndef RAGSWEEP_CLI_SHARD_IO_H
+#define RAGSWEEP_CLI_SHARD_IO_H
+
+#include <stddef.h>
+
+#include "engine/shard.h"
+#include "metrics/spec.h"
+
+#define SHARD_MANIFEST "manifest.txt"
+#define SHARD_VALUES "values.bin"
+#define SHARD_LATENCY "latency.bin"
+
+/* The common part of a manifest (malloc'd text): cmd, the words of the
+ * command line that define the evaluation, its input paths (positional
+ * words, "NAME=PATH" taken as PATH when no file has the whole word, and
+ * --qrels), the measure set, n_results × n_queries, the plan and the share
+ * count n. */
+rs_code shard_manifest_common(const char *cmd, char *const *words, size_t n_words, char *const *inputs,
+                              size_t n_inputs, const rs__spec *spec, size_t n_results, size_t n_queries,
+                              const rs__shard_plan *plan, size_t n, char **out, rs_error *err);
+
+/* --- writing a shard ------------------------------------------------------------- */
+
+typedef struct shard_writer shard_writer;
+
+/* Creates dir if needed, removes an older manifest, opens the temporary
+ * files; n_vals values per record. */
+rs_code shard_writer_open(const char *dir, size_t n_vals, shard_writer **out, rs_error *err);
+/* An rs__sweep_cfg.per_query callback (ctx: the writer). */
+rs_code shard_writer_record(void *ctx, size_t result, size_t query, const double *v, rs_error *err);
+rs_code shard_writer_latency(shard_writer *w, size_t result, const rs__latency *lat, const double *cdf,
+                             rs_error *err);
+/* Renames the data files into place, then writes the manifest (common, then
+ * this shard's lines); frees w, also on failure. */
+rs_code shard_writer_commit(shard_writer *w, const char *common, size_t i, rs_error *err);
+/* Removes the temporary files and frees w; accepts NULL. */
+void shard_writer_abort(shard_writer *w);
+/* Records and latency records written so far. */
+size_t shard_writer_n_records(const shard_writer *w);
+
+/* --- reading shards (merge) ------------------------------------------------------- */
+
+typedef struct shard_set {
+  size_t n;         /* shards, in index order */
+  char **dir;       /* [n] absolute folder paths */
+  char *common;     /* their common manifest part */
+  char *cmd;        /* eval or compare */
+  char *cwd;        /* the working folder of the shards */
+  char **words;     /* the stored command line (unescaped) */
+  size_t n_words;
+  size_t *n_records, *n_latency; /* [n] */
+} shard_set;
+
+/* Reads the manifests of dirs[0..n_dirs), in any order, and checks they
+ * are shards of one evaluation, each index 0..N-1 exactly once: RS_FORMAT
+ * naming the folders otherwise (a missing or repeated index, a differing
+ * manifest line). */
+rs_code shard_set_open(char *const *dirs, size_t n_dirs, shard_set *s, rs_error *err);
+void shard_set_close(shard_set *s);
+
+/* The results of the merged evaluation: checks that common (built anew
+ * by the merging command) equals the shards', then feeds every shard's
+ * records, in index order, to rs__shard_merge (per_query sees each as
+ * rs__sweep passes it) and their latencies.  res[0..n_results) are filled
+ * as rs__sweep fills them. */
+rs_code shard_set_replay(const shard_set *s, const char *common, const rs__spec *spec, rs__run_result *res,
+                         size_t n_results, size_t n_queries,
+                         rs_code (*per_query)(void *ctx, size_t run, size_t query, const double *v, rs_error *err),
+                         void *ctx, rs_error *err);
+
+/* --- the commands' shared steps -------------------------------------------------------- */
+
+struct sweep_input;
+
+/* After getopt_long returned option code c (with argument arg, or NULL):
+ * marks in drop[] the words of orig (argv as given, before getopt permuted
+ * its pointers) that the option took, so that the words which define an
+ * evaluation can be stored without -o, --shard, --threads and the like. */
+void shard_drop_option_words(char *const *orig, int argc, char *const *argv, const char *arg, unsigned char *drop);
+
+/* --shard I/N: evaluates share i of n of in's runs (cfg as for rs__sweep;
+ * its per_query is taken) and writes the shard folder dir with the
+ * manifest's common part; prints what it wrote. */
+rs_code shard_write(const char *dir, rs__sweep_cfg *cfg, const struct sweep_input *in, const rs__shard_plan *plan,
+                    size_t i, size_t n, const char *common, rs_error *err);
+
+/* The merges of `ragsweep merge`, by the shards' command (cmd_eval.c,
+ * cmd_compare.c): the command's own outputs in out_dir, from the shards'
+ * values; the command's exit status. */
+int eval_merge(const shard_set *s, const char *out_dir, int quiet);
+int compare_merge(const shard_set *s, const char *out_dir);
+
+#endif
