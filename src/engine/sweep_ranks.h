@@ -1,11 +1,14 @@
 /* sweep_ranks.h: rs__sweep split across the ranks of an MPI job (internal).
  *
  * Rank r of P evaluates share r/P of engine/shard.h (the split `eval
- * --shard r/P` makes); rank 0 gathers every share's per-query values in
- * rank order (MPI_Gatherv: values, never sums) and the latency summaries
- * of the runs' latency owners, and rebuilds the results with the merge of
- * shard.h, i.e. the same additions in the same order as one process: the
- * same bits at any P.  In the build without MPI it is rs__sweep. */
+ * --shard r/P` makes).  Rank 0 feeds its own share's per-query values to
+ * the merge of shard.h as it scores them (its share is first in unit
+ * order), then gathers the other shares' values in rank order
+ * (MPI_Gatherv: values, never sums) and the latency summaries of the runs'
+ * latency owners, and merges them: the same additions in the same order
+ * as one process, so the same bits at any P.  Rank 0 holds the other
+ * ranks' values (16 + 8 * spec->n_req bytes a query), nothing more at
+ * P = 1.  In the build without MPI it is share 0 of 1. */
 #ifndef RAGSWEEP_SWEEP_RANKS_H
 #define RAGSWEEP_SWEEP_RANKS_H
 
