@@ -92,6 +92,16 @@ for p in 2 4; do
   fi
 done
 
+# A file that crashes libhdf5 (its query ids): the ranks share the crash
+# check, and every rank ends with its message (no rank left in the open).
+DATA=$(cd "$(dirname "$0")/.." && pwd)/data/bad
+for p in 2 3; do
+  run_case "np$p" crash $MPIRUN -np "$p" "$MPI/ragsweep" eval "$DATA/crash_queries_id.h5" -o crash --quiet
+  if [ "$(cat np$p/crash.rc)" != 0 ] && grep -q "libhdf5 crashed decoding /queries/id" "np$p/crash.stderr"; then
+    ok "np$p/crash: exit $(cat np$p/crash.rc), libhdf5's crash reported"
+  else bad "np$p/crash: exit $(cat np$p/crash.rc)"; cat "np$p/crash.stderr"; fi
+done
+
 # An error before the sweep (-o names a file): every rank ends.
 touch np2/file
 run_case np2 ofile $MPIRUN -np 2 "$MPI/ragsweep" eval $INPUTS -o file --quiet
