@@ -5,10 +5,12 @@
 # BENCH_WORK so the benchmarks share it) scored by eval under mpirun at
 # P = 1, 2 (BENCH_RANKS) ranks of one thread each, beside the one-process
 # build at 1 and 2 threads.  Whole-process wall time, BENCH_REPEAT times
-# each (median and best), with the load average before each timing (the
+# each (median and best; and the median CPU time, user + system, of the
+# process and its ranks), with the load average before each timing (the
 # machine may be shared); every configuration must write the same
 # aggregate.csv bytes.  Appends to bench/results/mpi.csv.
 set -eu
+RAGSWEEP_WITH_BENCH=1 "$(dirname "$0")/../scripts/install-deps.sh" # GNU time
 SERIAL=${1:?usage: bench/mpi.sh SERIAL_BUILD MPI_BUILD}
 MPI=${2:?usage: bench/mpi.sh SERIAL_BUILD MPI_BUILD}
 RANKS=${BENCH_RANKS:-1 2}
@@ -54,14 +56,15 @@ ref=""
 one() { # LABEL BUILD RANKS THREADS COMMAND...
   label=$1 build=$2 ranks=$3 threads=$4
   shift 4
-  times="" loads="" i=0
+  times="" cpus="" loads="" i=0
   while [ "$i" -lt "$REPEAT" ]; do
     rm -rf "$tmp/out"
     loads="$loads $(cut -d' ' -f1 /proc/loadavg)"
-    s=$(date +%s.%N)
-    "$@" eval $files -o "$tmp/out" --threads "$threads" --quiet --top 0 >/dev/null
-    e=$(date +%s.%N)
-    times="$times $(echo "$e - $s" | bc -l)"
+    # wall time, and the CPU time of the process and its children (the ranks)
+    /usr/bin/time -f '%e %U %S' -o "$tmp/time" "$@" eval $files -o "$tmp/out" --threads "$threads" --quiet --top 0 >/dev/null
+    read -r wall user sys <"$tmp/time"
+    times="$times $wall"
+    cpus="$cpus $(echo "$user + $sys" | bc -l)"
     i=$((i + 1))
   done
   if [ -z "$ref" ]; then cp "$tmp/out/aggregate.csv" "$tmp/ref.csv"; ref=1
@@ -69,8 +72,10 @@ one() { # LABEL BUILD RANKS THREADS COMMAND...
   med=$(echo $times | tr ' ' '\n' | median)
   best=$(echo $times | tr ' ' '\n' | sort -n | head -1)
   load=$(echo $loads | tr ' ' '\n' | median)
-  printf '%-22s median %6.2f s  best %6.2f s  (load before: %s)\n' "$label" "$med" "$best" "$(echo $loads)"
-  echo "$date,$cpu,$cores,100x100k,100000,100,100,$bytes,$build,$ranks,$threads,$med,$best,$load" >>"$rows"
+  cpu_s=$(echo $cpus | tr ' ' '\n' | median)
+  printf '%-24s median %6.2f s  best %6.2f s  CPU %6.2f s  (load before: %s)\n' "$label" "$med" "$best" "$cpu_s" \
+    "$(echo $loads)"
+  echo "$date,$cpu,$cores,100x100k,100000,100,100,$bytes,$build,$ranks,$threads,$med,$best,$cpu_s,$load" >>"$rows"
 }
 
 echo "machine: $cpu, $cores cores; $(date -u); load $(cat /proc/loadavg)"
@@ -80,6 +85,6 @@ for p in $RANKS; do
   one "mpirun -np $p, 1 thread" mpi "$p" 1 $MPIRUN -np "$p" "$MPI/ragsweep"
 done
 echo "identical aggregate.csv in every configuration"
-[ -f "$OUT" ] || echo "date,cpu,cores,workload,queries,docs_per_query,runs,bytes,build,ranks,threads_per_rank,median_s,best_s,load1_before" >"$OUT"
+[ -f "$OUT" ] || echo "date,cpu,cores,workload,queries,docs_per_query,runs,bytes,build,ranks,threads_per_rank,median_s,best_s,cpu_s,load1_before" >"$OUT"
 cat "$rows" >>"$OUT"
 echo "appended to $OUT"
