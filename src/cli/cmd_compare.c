@@ -1065,7 +1065,10 @@ done:
   free(buf);
   values_free(&x);
   rs__spec_free(spec);
-  if (inp) sweep_input_close(inp);
+  if (inp) {
+    rs__mpi_wait_all(); /* the ranks wait here (asleep) while rank 0 tests and writes */
+    sweep_input_close(inp);
+  }
   for (size_t i = 0; i < n_parsed; i++) gate_free(&gates[i]);
   free(gates);
   sweep_opts_free(&so);

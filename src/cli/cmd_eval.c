@@ -622,6 +622,7 @@ done:
   for (size_t i = 0; res && i < in.n_runs; i++) rs__run_result_free(&res[i]);
   free(res);
   rs__spec_free(spec);
+  rs__mpi_wait_all(); /* the ranks wait here (asleep) while rank 0 writes */
   sweep_input_close(&in);
   rs__shard_plan_free(&plan);
   free(common);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef RS_WITH_MPI
@@ -59,6 +60,23 @@ int rs__mpi_built(void) { return 1; }
 int rs__mpi_rank(void) { return g_rank; }
 int rs__mpi_size(void) { return g_size; }
 
+/* Waits for a nonblocking collective without spinning.  A blocking one
+ * polls at full speed; a rank whose share is done would then take a core
+ * from the ranks still scoring whenever the job has more ranks than idle
+ * cores.  Polls back off from 50 us to 2 ms: at most 2 ms late. */
+static int wait_gently(MPI_Request *req)
+{
+  long ns = 50000;
+  for (;;) {
+    int done = 0;
+    const int st = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    if (st != MPI_SUCCESS || done) return st;
+    const struct timespec t = {0, ns};
+    nanosleep(&t, NULL);
+    if (ns < 2000000) ns *= 2;
+  }
+}
+
 static rs_code mpi_failed(int status, const char *what, rs_error *err)
 {
   char text[MPI_MAX_ERROR_STRING] = "";
@@ -71,7 +89,9 @@ rs_code rs__mpi_agree(rs_code rc, rs_error *err)
 {
   if (!g_up || g_size == 1) return rc;
   int mine = rc ? g_rank : g_size, first = g_size;
-  int st = MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, g_comm);
+  MPI_Request req;
+  int st = MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, g_comm, &req);
+  if (st == MPI_SUCCESS) st = wait_gently(&req);
   if (st != MPI_SUCCESS) rs__mpi_abort(2, "ragsweep: MPI: the ranks could not exchange their status (MPI_Allreduce)");
   if (first == g_size) return RS_OK;
   struct {
@@ -83,7 +103,8 @@ rs_code rs__mpi_agree(rs_code rc, rs_error *err)
     if (err) memcpy(m.msg, err->msg, sizeof m.msg);
     m.msg[sizeof m.msg - 1] = '\0';
   }
-  st = MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, first, g_comm);
+  st = MPI_Ibcast(&m, (int)sizeof m, MPI_BYTE, first, g_comm, &req);
+  if (st == MPI_SUCCESS) st = wait_gently(&req);
   if (st != MPI_SUCCESS) rs__mpi_abort(2, "ragsweep: MPI: the ranks could not exchange an error (MPI_Bcast)");
   if (err) {
     err->code = (rs_code)m.code;
@@ -109,7 +130,9 @@ rs_code rs__mpi_gather(const void *items, size_t n, size_t item_size, void **out
   if (g_rank == 0 && (!(cnt = calloc((size_t)g_size, sizeof *cnt)) || !(disp = calloc((size_t)g_size, sizeof *disp))))
     rc = rs__fail(err, RS_NOMEM, "MPI: out of memory for %d ranks' counts", g_size);
   /* Every rank reaches the count gather, whatever rank 0's allocation did. */
-  st = MPI_Gather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, 0, g_comm);
+  MPI_Request req;
+  st = MPI_Igather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, 0, g_comm, &req);
+  if (st == MPI_SUCCESS) st = wait_gently(&req);
   if (st != MPI_SUCCESS && !rc) rc = mpi_failed(st, "MPI_Gather", err);
   size_t total = 0;
   unsigned char *all = NULL;
@@ -128,7 +151,8 @@ rs_code rs__mpi_gather(const void *items, size_t n, size_t item_size, void **out
   /* Rank 0's trouble is everyone's before the gather itself. */
   rc = rs__mpi_agree(rc, err);
   if (!rc) {
-    st = MPI_Gatherv(items, mine, item, all, cnt, disp, item, 0, g_comm);
+    st = MPI_Igatherv(items, mine, item, all, cnt, disp, item, 0, g_comm, &req);
+    if (st == MPI_SUCCESS) st = wait_gently(&req);
     if (st != MPI_SUCCESS) rc = mpi_failed(st, "MPI_Gatherv", err);
   }
   MPI_Type_free(&item);
@@ -161,6 +185,15 @@ rs_code rs__mpi_bcast(void *buf, size_t n, rs_error *err)
     n -= (size_t)part;
   }
   return RS_OK;
+}
+
+void rs__mpi_wait_all(void)
+{
+  if (!g_up || g_size == 1) return;
+  MPI_Request req;
+  int st = MPI_Ibarrier(g_comm, &req);
+  if (st == MPI_SUCCESS) st = wait_gently(&req);
+  if (st != MPI_SUCCESS) rs__mpi_abort(2, "ragsweep: MPI: the ranks could not meet (MPI_Ibarrier)");
 }
 
 _Noreturn void rs__mpi_abort(int status, const char *msg)
@@ -221,6 +254,8 @@ rs_code rs__mpi_bcast(void *buf, size_t n, rs_error *err)
   (void)err;
   return RS_OK;
 }
+
+void rs__mpi_wait_all(void) {}
 
 _Noreturn void rs__mpi_abort(int status, const char *msg)
 {

@@ -45,6 +45,12 @@ rs_code rs__mpi_gather(const void *items, size_t n, size_t item_size, void **out
 /* Rank 0's n bytes at buf to every rank.  Collective. */
 rs_code rs__mpi_bcast(void *buf, size_t n, rs_error *err);
 
+/* Returns once every rank has called it, sleeping while it waits (a rank
+ * done with its share must not take a core from the others).  Collective;
+ * eval and compare call it before the collective close of their files,
+ * where the ranks wait for rank 0's writing. */
+void rs__mpi_wait_all(void);
+
 /* Last resort: prints msg (on every rank's real stderr) and ends every
  * rank of the job with status. */
 _Noreturn void rs__mpi_abort(int status, const char *msg);

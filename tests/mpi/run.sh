@@ -12,6 +12,7 @@ SERIAL=${1:?usage: tests/mpi/run.sh SERIAL_BUILD MPI_BUILD}
 MPI=${2:?usage: tests/mpi/run.sh SERIAL_BUILD MPI_BUILD}
 RANKS=${MPI_TEST_RANKS:-1 2 3 4}
 LIMIT=${MPI_TEST_LIMIT:-180} # seconds for any one mpirun: a hang fails the test
+DATA=$(cd "$(dirname "$0")/.." && pwd)/data/bad # the bad-HDF5 fixtures
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ragsweep-test-mpi.XXXXXX")
 [ -n "${MPI_TEST_KEEP:-}" ] || trap 'rm -rf "$WORK"' EXIT
 MPIRUN="mpirun --oversubscribe --allow-run-as-root --mca btl self,vader"
@@ -94,7 +95,6 @@ done
 
 # A file that crashes libhdf5 (its query ids): the ranks share the crash
 # check, and every rank ends with its message (no rank left in the open).
-DATA=$(cd "$(dirname "$0")/.." && pwd)/data/bad
 for p in 2 3; do
   run_case "np$p" crash $MPIRUN -np "$p" "$MPI/ragsweep" eval "$DATA/crash_queries_id.h5" -o crash --quiet
   if [ "$(cat np$p/crash.rc)" != 0 ] && grep -q "libhdf5 crashed decoding /queries/id" "np$p/crash.stderr"; then
