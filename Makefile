@@ -90,7 +90,9 @@ $(BUILD)/llm_server: $(BUILD)/bench/llm_server.o
 $(BUILD)/test_all: $(TEST_OBJ) $(BUILD)/libragsweep.a
 	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(BUILD)/libragsweep.a -lcriterion $(LDLIBS)
 
-$(BUILD)/%.o: %.c
+# Objects depend on the Makefile too: a changed flag (-fvisibility, -D...)
+# rebuilds them instead of leaving objects of the old flags behind.
+$(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 

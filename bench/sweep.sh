@@ -59,7 +59,7 @@ crosscheck() { # FILE AGGREGATE_CSV
     "$tmp/x/qrels.txt" "$tmp/x/$run" | awk '{print $1 "," $3}' >"$tmp/x/te.csv"
   awk -F, -v run="${run%.txt}" '
     NR == FNR { v[$1] = $2; next }
-    FNR == 1 { for (i = 1; i <= NF; i++) if ($i == "measure") mc = i; next }
+    FNR == 1 { for (i = 1; i <= NF; i++) { if ($i == "measure") mc = i; if ($i == "value") vc = i }; next }
     $1 == run {
       m = $mc; n = ""
       if (m ~ /^P@/) n = "P_" substr(m, 3)
@@ -69,7 +69,7 @@ crosscheck() { # FILE AGGREGATE_CSV
       else if (m == "AP@100") n = "map_cut_100"
       if (n == "") next
       if (!(n in v)) { print "bench: trec_eval printed no " n > "/dev/stderr"; bad = 1; next }
-      got = sprintf("%.4f", $(mc + 1)); checked++
+      got = sprintf("%.4f", $vc); checked++
       if (got != v[n]) { print "bench: " m " = " got " but trec_eval " n " = " v[n] > "/dev/stderr"; bad = 1 }
     }
     END { if (bad || checked < 10) exit 1; printf "  (values checked: %d measures agree with trec_eval on the exported run)\n", checked }

@@ -29,20 +29,14 @@ request's bytes / 4, completion_tokens the reply text's bytes / 4.
   scripts/rag_server.py [--port 8090] [--or-any-port] [--port-file F]
                         [--delay SECONDS] [--max-seconds N]
 
-Listens on 127.0.0.1 only.  Standard library only.
+Listens on 127.0.0.1 only (scripts/demo_http.py).  Standard library only.
 """
-import argparse
-import errno
 import json
-import os
 import re
-import signal
-import socket
-import sys
-import threading
 import time
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from demo_http import JsonHandler, serve
 
 EMBED_DIM = 64
 NONCOMMITTAL = ("don't know", "do not know", "not sure", "cannot answer", "can't answer")
@@ -203,42 +197,12 @@ def embed(text):
     return v
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def setup(self):
-        super().setup()
-        # Headers and body leave in separate writes: without TCP_NODELAY,
-        # Nagle's algorithm and the client's delayed ACK add 40 ms a reply.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def log_message(self, fmt, *args):  # quiet
-        pass
-
-    def reply(self, status, obj):
-        body = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def bad(self, message):
-        self.reply(400, {"error": {"message": message, "type": "invalid_request_error"}})
-
-    def do_GET(self):
-        if self.path.rstrip("/").endswith("/models"):
-            self.reply(200, {"object": "list", "data": [{"id": "rag-demo", "object": "model"},
-                                                        {"id": "rag-demo-embed", "object": "model"}]})
-        else:
-            self.reply(404, {"error": {"message": "not found: " + self.path, "type": "invalid_request_error"}})
-
+class Handler(JsonHandler):
     def do_POST(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length)
+        raw = self.body()
         path = self.path.rstrip("/")
         if not path.endswith(("/chat/completions", "/embeddings")):
-            self.reply(404, {"error": {"message": "not found: " + self.path, "type": "invalid_request_error"}})
+            self.not_found()
             return
         try:
             req = json.loads(raw)
@@ -247,9 +211,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         if self.server.delay:
             time.sleep(self.server.delay)
-        with self.server.lock:
-            self.server.count += 1
-            n = self.server.count
+        n = self.next_count()
         if path.endswith("/embeddings"):
             inputs = req.get("input") if isinstance(req, dict) else None
             if isinstance(inputs, str):
@@ -279,57 +241,8 @@ class Handler(BaseHTTPRequestHandler):
                       "total_tokens": len(raw) // 4 + completion}})
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address):
-        # A client that goes away mid-request (a killed rag) is no error.
-        if not isinstance(sys.exc_info()[1], (ConnectionError, BrokenPipeError)):
-            super().handle_error(request, client_address)
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--port", type=int, default=8090)
-    ap.add_argument("--port-file")
-    ap.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each reply")
-    ap.add_argument("--max-seconds", type=float, default=0.0, help="stop after N seconds (0: run until killed)")
-    ap.add_argument("--or-any-port", action="store_true",
-                    help="when --port is taken, listen on a free port instead (--port-file says which)")
-    args = ap.parse_args()
-    try:
-        server = Server(("127.0.0.1", args.port), Handler)
-    except OSError as e:
-        if not args.or_any_port or e.errno != errno.EADDRINUSE:
-            raise
-        # rag's cache keys include the base URL: another port means every
-        # request is asked again.
-        print("rag_server: port %d is taken; listening on a free port (the cache of a run against port %d "
-              "will not be used)" % (args.port, args.port), file=sys.stderr)
-        server = Server(("127.0.0.1", 0), Handler)
-    server.delay = args.delay
-    server.lock = threading.Lock()
-    server.count = 0
-    port = server.server_address[1]
-    if args.port_file:
-        tmp = args.port_file + ".tmp"
-        with open(tmp, "w") as f:
-            f.write("%d\n" % port)
-        os.replace(tmp, args.port_file)
-    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
-    if args.max_seconds > 0:
-        timer = threading.Timer(args.max_seconds, server.shutdown)
-        timer.daemon = True
-        timer.start()
-    if not args.port_file:
-        print("rag_server: http://127.0.0.1:%d/v1 (Ctrl-C stops)" % port, file=sys.stderr)
-    try:
-        # A short poll: SIGTERM's shutdown() waits for it (tests stop the
-        # server many times).
-        server.serve_forever(poll_interval=0.05)
-    except KeyboardInterrupt:
-        pass
-    server.server_close()
+    serve("rag_server", __doc__, 8090, Handler, ["rag-demo", "rag-demo-embed"])
 
 
 if __name__ == "__main__":

@@ -270,7 +270,7 @@ Test(gate, exit_codes_and_report)
                                       "good,RR >= 0.5,RR,>=,0.5,0.5,true\n");
   /* Every output is still written. */
   char *agg = th_slurp(th_join(out, "aggregate.csv"), NULL);
-  cr_assert(agg && strstr(agg, "bad,RR,0.2222222222222222"), "aggregate.csv");
+  cr_assert(agg && strstr(agg, "bad,RR,RR,,0.2222222222222222"), "aggregate.csv");
   free(agg);
 
   /* Passing gates exit 0; a gated measure not asked for with -m is computed. */
@@ -282,7 +282,7 @@ Test(gate, exit_codes_and_report)
   cr_assert(strstr(r.out, "gates: 0 of 6 checks failed"), "%s", r.out);
   th_free(&r);
   agg = th_slurp(th_join(out2, "aggregate.csv"), NULL);
-  cr_assert(agg && strstr(agg, "good,P@1,0.3333333333333333"), "P@1 computed for its gate");
+  cr_assert(agg && strstr(agg, "good,P@1,P,1,0.3333333333333333"), "P@1 computed for its gate");
   free(agg);
 
   /* Malformed gates are usage errors (1), named in the message. */
@@ -564,8 +564,8 @@ Test(compare_cli, per_sample_csv_of_rag, .timeout = 60)
   free(cmp);
   char *agg = th_slurp(th_join(out, "aggregate.csv"), NULL);
   cr_assert(agg);
-  cr_assert(strstr(agg, "gpt-4o/256,faithfulness,0.75,values\n"), "%s", agg);
-  cr_assert(strstr(agg, "gpt-4o/256,num_q,3,values\n"), "%s", agg);
+  cr_assert(strstr(agg, "gpt-4o/256,faithfulness,faithfulness,,0.75,values\n"), "%s", agg);
+  cr_assert(strstr(agg, "gpt-4o/256,num_q,num_q,,3,values\n"), "%s", agg);
   free(agg);
 
   /* -m takes a metric's name as written. */

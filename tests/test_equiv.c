@@ -78,6 +78,8 @@ static entry *load(const char *out, size_t *n)
       if (f) *strrchr(line, ',') = '\0'; /* aggregate.csv ends with the query policy */
       char *v = strrchr(line, ',');
       *v++ = '\0';
+      *strrchr(line, ',') = '\0'; /* cutoff */
+      *strrchr(line, ',') = '\0'; /* base */
       char *m = strrchr(line, ',');
       *m++ = '\0';
       const char *q = "all";

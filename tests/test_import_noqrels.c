@@ -214,9 +214,9 @@ Test(import_noqrels, eval_with_qrels_equals_import_with_qrels)
    * first: RR 1.  runB: q1 ranks d3 (0), d1 (1), d8 (2): RR 1/2; q2 ranks
    * only d1 (0): RR 0; mean 0.25.  R@5 of runB: q1 finds d1 and d8 of its
    * two relevant docs (1), q2 misses d4 (0): 0.5. */
-  cr_expect(strstr(a1, "runA,RR@10,1,ranked\n"), "%s", a1);
-  cr_expect(strstr(a1, "runB,RR@10,0.25,ranked\n"), "%s", a1);
-  cr_expect(strstr(a1, "runB,R@5,0.5,ranked\n"), "%s", a1);
+  cr_expect(strstr(a1, "runA,RR@10,RR,10,1,ranked\n"), "%s", a1);
+  cr_expect(strstr(a1, "runB,RR@10,RR,10,0.25,ranked\n"), "%s", a1);
+  cr_expect(strstr(a1, "runB,R@5,R,5,0.5,ranked\n"), "%s", a1);
   free(a1);
   free(a2);
 }
@@ -236,8 +236,8 @@ Test(import_noqrels, eval_without_judgments_says_so)
   th_free(&r);
   /* The files are written as for any corpus: every value 0. */
   char *agg = slurp_ok(path_in(&f, "e/aggregate.csv"));
-  cr_expect(strncmp(agg, "run,measure,value,queries\nrunA,nDCG@10,0,ranked\n", 48) == 0, "%s", agg);
-  cr_expect(strstr(agg, "runB,RR@10,0,ranked\n"), "%s", agg);
+  cr_expect(strncmp(agg, "run,measure,base,cutoff,value,queries\nrunA,nDCG@10,nDCG,10,0,ranked\n", 66) == 0, "%s", agg);
+  cr_expect(strstr(agg, "runB,RR@10,RR,10,0,ranked\n"), "%s", agg);
   free(agg);
 }
 
@@ -300,7 +300,7 @@ Test(import_noqrels, json_query_without_judgments_keeps_its_rankings)
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
   char *agg = slurp_ok(path_in(&f, "e/aggregate.csv"));
-  cr_expect(strstr(agg, "runB,RR@10,0.5,ranked\n"), "%s", agg);
+  cr_expect(strstr(agg, "runB,RR@10,RR,10,0.5,ranked\n"), "%s", agg);
   free(agg);
 }
 

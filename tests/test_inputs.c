@@ -154,7 +154,7 @@ static void expect_same_outputs(const char *out1, const char *out2)
   }
 }
 
-/* The value column of aggregate.csv's row "run,measure,". */
+/* The value column of aggregate.csv's row "run,measure,base,cutoff,". */
 static double agg_value(const char *out, const char *run, const char *measure)
 {
   char path[600], key[200];
@@ -164,7 +164,9 @@ static double agg_value(const char *out, const char *run, const char *measure)
   snprintf(key, sizeof key, "\n%s,%s,", run, measure);
   const char *p = strstr(text, key);
   cr_assert(p, "no row %s,%s in:\n%s", run, measure, text);
-  const double v = strtod(p + strlen(key), NULL);
+  p += strlen(key);
+  p = strchr(strchr(p, ',') + 1, ',') + 1; /* base, cutoff */
+  const double v = strtod(p, NULL);
   free(text);
   return v;
 }

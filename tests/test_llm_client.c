@@ -505,14 +505,16 @@ Test(llm_http, rpm_spacing)
   rs__http_stats st;
   json_object *log = run(NULL, (rs__http_cfg){.concurrency = 4, .timeout_s = 5, .rpm = 600}, &d, &st, NULL);
   cr_assert_eq(json_object_array_length(log), 5);
-  /* 600 per minute: one start every 0.1 s, whatever the concurrency. */
+  /* 600 per minute: one start every 0.1 s, whatever the concurrency.  The
+   * times are the stub's arrival stamps, which a loaded machine delays by a
+   * few tens of ms (a late arrival shortens the next gap): the bounds leave
+   * room for that, and without the limit all five arrive within a few ms. */
   for (size_t i = 1; i < 5; i++) {
     double gap = llm_num(entry(log, i), "t") - llm_num(entry(log, i - 1), "t");
-    cr_assert(gap >= 0.06 && gap < 0.35, "gap %zu: %.3f s", i, gap);
+    cr_assert(gap >= 0.03 && gap < 0.35, "gap %zu: %.3f s", i, gap);
   }
-  /* Arrival times jitter a little under load; the span of 4 intervals does not. */
   double span = llm_num(entry(log, 4), "t") - llm_num(entry(log, 0), "t");
-  cr_assert(span >= 0.38 && span < 0.8, "span %.3f s", span);
+  cr_assert(span >= 0.3 && span < 0.8, "span %.3f s", span);
   json_object_put(log);
   driver_free(&d);
 }

@@ -170,7 +170,8 @@ static void remove_tree(const tmpdir *t)
 }
 
 /* The value text of `run,measure,` in a CSV whose lines end in
- * measure,value,queries (aggregate.csv) or that of run,query,measure,value. */
+ * measure,base,cutoff,value,queries (aggregate.csv) or that of
+ * run,query,measure,base,cutoff,value. */
 static char *value_of(const char *csv, const char *prefix, const char *measure)
 {
   static char val[64];
@@ -180,6 +181,7 @@ static char *value_of(const char *csv, const char *prefix, const char *measure)
   char *p = strstr(text, key);
   cr_assert(p, "%s: no line %s,%s", csv, prefix, measure);
   p += strlen(key);
+  p = strchr(strchr(p, ',') + 1, ',') + 1; /* base, cutoff */
   size_t n = strcspn(p, ",\n"); /* aggregate.csv's query policy column follows */
   cr_assert(n < sizeof val);
   memcpy(val, p, n);

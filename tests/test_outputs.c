@@ -132,8 +132,8 @@ Test(outputs, attribute_with_a_free_name_is_kept)
   th_result r = run_argv(ev);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
-  cr_expect_str_eq(line_with(th_join(out, "aggregate.csv"), "run,"), "run,model,measure,value,queries");
-  cr_expect_str_eq(line_with(th_join(out, "aggregate.csv"), "A,m1,RR,"), "A,m1,RR,0.75,ranked");
+  cr_expect_str_eq(line_with(th_join(out, "aggregate.csv"), "run,"), "run,model,measure,base,cutoff,value,queries");
+  cr_expect_str_eq(line_with(th_join(out, "aggregate.csv"), "A,m1,RR,"), "A,m1,RR,RR,,0.75,ranked");
 }
 
 /* --- run names repeated across files -------------------------------------------------- */
@@ -171,22 +171,22 @@ Test(outputs, eval_and_compare_write_their_query_policy)
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_expect(strstr(r.out, "queries: ranked (the judged queries each run ranks"), "%s", r.out);
   th_free(&r);
-  cr_expect_str_eq(line_with(th_join(e_out, "aggregate.csv"), "run,"), "run,measure,value,queries");
-  cr_expect_str_eq(line_with(th_join(e_out, "aggregate.csv"), "A,RR,"), "A,RR,0.75,ranked");
-  cr_expect_str_eq(line_with(th_join(e_out, "aggregate.csv"), "A,num_q,"), "A,num_q,2,ranked");
+  cr_expect_str_eq(line_with(th_join(e_out, "aggregate.csv"), "run,"), "run,measure,base,cutoff,value,queries");
+  cr_expect_str_eq(line_with(th_join(e_out, "aggregate.csv"), "A,RR,"), "A,RR,RR,,0.75,ranked");
+  cr_expect_str_eq(line_with(th_join(e_out, "aggregate.csv"), "A,num_q,"), "A,num_q,num_q,,2,ranked");
 
   char *ea[] = {NULL, "eval", corpus, "-o", a_out, "--quiet", "-m", "RR", "--queries=all", NULL};
   r = run_argv(ea);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
-  cr_expect_str_eq(line_with(th_join(a_out, "aggregate.csv"), "A,RR,"), "A,RR,0.5,all");
+  cr_expect_str_eq(line_with(th_join(a_out, "aggregate.csv"), "A,RR,"), "A,RR,RR,,0.5,all");
 
   char *cmp[] = {NULL, "compare", corpus, "-o", c_out, "-m", "RR", NULL};
   r = run_argv(cmp);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_expect(strstr(r.out, "queries: all (every judged query"), "%s", r.out);
   th_free(&r);
-  cr_expect_str_eq(line_with(th_join(c_out, "aggregate.csv"), "A,RR,"), "A,RR,0.5,all");
+  cr_expect_str_eq(line_with(th_join(c_out, "aggregate.csv"), "A,RR,"), "A,RR,RR,,0.5,all");
   cr_expect(strstr(line_with(th_join(c_out, "compare.csv"), "run,"), ",p_perm_adj,queries"), "compare.csv header");
   cr_expect(strstr(line_with(th_join(c_out, "summary.csv"), "measure,"), ",p_adj_vs_best,queries"), "summary.csv header");
   const char *row = line_with(th_join(c_out, "summary.csv"), "RR,A,");
@@ -197,8 +197,8 @@ Test(outputs, eval_and_compare_write_their_query_policy)
   r = run_argv(cj);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
-  cr_expect_str_eq(line_with(th_join(j_out, "aggregate.csv"), "A,RR,"), "A,RR,0.75,common");
-  cr_expect_str_eq(line_with(th_join(j_out, "aggregate.csv"), "B,RR,"), "B,RR,1,common");
+  cr_expect_str_eq(line_with(th_join(j_out, "aggregate.csv"), "A,RR,"), "A,RR,RR,,0.75,common");
+  cr_expect_str_eq(line_with(th_join(j_out, "aggregate.csv"), "B,RR,"), "B,RR,RR,,1,common");
 }
 
 /* --- re-runs into an output folder ------------------------------------------------------- */
@@ -320,6 +320,10 @@ static void signal_mid_write(int sig)
   if (pid == 0) {
     freopen("/dev/null", "w", stdout);
     freopen("/dev/null", "w", stderr);
+    /* A test run started in the background by a shell inherits SIGINT
+     * ignored, and eval keeps an ignored signal ignored (as it should):
+     * what is tested here is the default disposition. */
+    signal(sig, SIG_DFL);
     execl(th_bin(), th_bin(), "eval", corpus, "-o", out, "--per-query", "--quiet", "--threads", "1", "--batch-docs",
           "1", "-m", "P@{1,2,3,4,5,10,20,50,100}", (char *)NULL);
     _exit(127);

@@ -556,7 +556,7 @@ Test(report_eval, extra_files_repeat_the_doubles_and_change_nothing, .timeout = 
       }
       cr_assert(in_agg, "%s%s in aggregate.csv", prefix, shared[k]);
       char want[64];
-      snprintf(want, sizeof want, "%s", field_of(in_agg, 4));
+      snprintf(want, sizeof want, "%s", field_of(in_agg, 6));
       char *in_cur = line_with(cur, prefix, shared[k]);
       cr_assert(in_cur, "%s%s in curves.csv", prefix, shared[k]);
       cr_expect_str_eq(field_of(in_cur, 6), want, "%s%s", prefix, shared[k]);

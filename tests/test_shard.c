@@ -170,7 +170,7 @@ Test(shard_api, merge_refuses_records_out_of_order)
   rs__shard_merge m;
   cr_assert_eq(rs__shard_merge_init(&m, spec, res, 1, 10, &err), RS_OK);
   cr_assert_eq(rs__shard_merge_records(&m, buf, 2 * sz, "s.bin", NULL, NULL, &err), RS_FORMAT);
-  cr_assert(strstr(err.msg, "s.bin: record at byte") && strstr(err.msg, "query 4 comes after result 0, query 5"),
+  cr_assert(strstr(err.msg, "s.bin: record at byte ") && strstr(err.msg, ": result 0, query 4 comes after its query 5"),
             "%s", err.msg);
   rs__shard_merge_abort(&m);
   cr_assert_eq(rs__shard_merge_init(&m, spec, res, 1, 10, &err), RS_OK);
@@ -206,8 +206,9 @@ static void rs_ok(const char *dir, const char *line)
 
 static void remove_tree(const char *path)
 {
-  char *argv[] = {"rm", "-rf", (char *)path, NULL};
+  char *argv[] = {"/bin/rm", "-rf", (char *)path, NULL};
   th_result r = th_run(NULL, argv, NULL, NULL);
+  cr_assert_eq(r.status, 0, "rm -rf %s: %s", path, r.err);
   th_free(&r);
 }
 
@@ -265,6 +266,7 @@ static void check_all_shard_counts(const char *dir, const char *cmd, const char 
   char from[4096], to[4096]; /* not th_join's ring: same_files takes many slots */
   snprintf(from, sizeof from, "%s/out", dir);
   snprintf(to, sizeof to, "%s/one", dir);
+  remove_tree(to);
   cr_assert_eq(rename(from, to), 0);
   for (size_t n = 1; n <= max_n; n++) {
     char *merged_out = shard_and_merge(dir, cmd, args, n, "out");
@@ -285,6 +287,21 @@ Test(shard_cli, generated_sweep_any_shard_count_gives_eval_bytes, .timeout = 300
   gen_corpus(dir, "2500", "4"); /* 4 runs x 2500 queries, latencies: 12 units of <= 1024 queries */
   check_all_shard_counts(dir, "eval", "g.h5 --quiet --per-query --worst 3 --report --gate nDCG@10>=0.3 -m nDCG@10 -m AP -m RR@10 "
                               "-m P@5 -m NumRet", 7);
+  remove_tree(dir);
+}
+
+/* eval --depths: the runs cut from one run's rows are scored together and
+ * hand over their values block by block; any share count still gives the
+ * one-process bytes, per_query.csv's row order included, with the default
+ * batches and with small ones. */
+Test(shard_cli, depths_any_shard_count_gives_eval_bytes, .timeout = 300)
+{
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", th_fresh_dir());
+  gen_corpus(dir, "2500", "3");
+  check_all_shard_counts(dir, "eval", "g.h5 --quiet --per-query --worst 2 --depths 1,5,20 -m nDCG@10 -m AP -m R@10",
+                         7);
+  check_all_shard_counts(dir, "eval", "g.h5 --quiet --per-query --batch-docs 1500 --depths 3,10 -m nDCG@10 -m P@5", 4);
   remove_tree(dir);
 }
 
@@ -337,6 +354,8 @@ Test(shard_cli, compare_any_shard_count_gives_compare_bytes, .timeout = 300)
   gen_corpus(dir, "1800", "4");
   check_all_shard_counts(dir, "compare", "g.h5 -m nDCG@10 -m AP -m RR --worst 2 --gate AP>=0.2 --permutations 300 "
                                          "--bootstrap 200 --queries=judged", 5);
+  check_all_shard_counts(dir, "compare", "g.h5 -m nDCG@10 -m AP --depths 5,20 --worst 2 --permutations 200 "
+                                         "--bootstrap 100", 3);
   remove_tree(dir);
 }
 

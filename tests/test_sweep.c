@@ -105,6 +105,12 @@ static double agg_value(const char *csv, const char *run, const char *measure)
     if (!last || !first || strncmp(line, run, (size_t)(first - line)) != 0 || strlen(run) != (size_t)(first - line))
       continue;
     *last = '\0';
+    char *cut = strrchr(line, ','); /* measure,base,cutoff precede the value */
+    if (!cut) continue;
+    *cut = '\0';
+    char *base = strrchr(line, ',');
+    if (!base) continue;
+    *base = '\0';
     char *m = strrchr(line, ',');
     if (m && strcmp(m + 1, measure) == 0) v = strtod(last + 1, NULL);
   }
@@ -164,7 +170,7 @@ Test(eval, hand_computed_values)
   cr_expect(strstr(lat, "sys,tiny,3,2.3333333333333335,2,3.6000000000000005,3.8,3.96,3.9960000000000004,4\n"), "%s", lat);
   char *pq = th_slurp(th_join(out, "per_query.csv"), NULL);
   cr_assert(pq);
-  cr_expect(strstr(pq, "run,query,measure,value\nsys,q1,P@1,0\nsys,q1,P@2,0.5\n"), "%.200s", pq);
+  cr_expect(strstr(pq, "run,query,measure,base,cutoff,value\nsys,q1,P@1,P,1,0\nsys,q1,P@2,P,2,0.5\n"), "%.200s", pq);
   cr_expect(!strstr(pq, "q3"), "the unjudged query is not evaluated");
   cr_expect(strstr(r.out, "sys"), "leaderboard: %s", r.out);
   free(lat);
@@ -367,10 +373,10 @@ Test(csv, awkward_ids_are_quoted)
   cr_assert_eq(r.status, 0, "%s", r.err);
   char *pq = th_slurp(th_join(out, "per_query.csv"), NULL);
   cr_assert(pq);
-  cr_expect_str_eq(pq, "run,query,measure,value\n"
-                       "sys,\"q,1\",P@1,0\n"
-                       "sys,\"say \"\"hi\"\"\nthere\",P@1,1\n"
-                       "sys,café,P@1,1\n");
+  cr_expect_str_eq(pq, "run,query,measure,base,cutoff,value\n"
+                       "sys,\"q,1\",P@1,P,1,0\n"
+                       "sys,\"say \"\"hi\"\"\nthere\",P@1,P,1,1\n"
+                       "sys,café,P@1,P,1,1\n");
   free(pq);
   th_free(&r);
 }
@@ -595,7 +601,7 @@ Test(import, json_eval_set_with_a_trec_run)
   cr_expect_eq(agg_value(agg, "dense", "RR"), 0.5);
   cr_expect_eq(agg_value(agg, "dense", "NumRel"), 3);
   char *head = th_slurp(agg, NULL);
-  cr_expect(strncmp(head, "run,model,top_k,measure,value,queries\ndense,m1,3,RR,0.5,ranked\n", 63) == 0, "%s", head);
+  cr_expect(strncmp(head, "run,model,top_k,measure,base,cutoff,value,queries\ndense,m1,3,RR,RR,,0.5,ranked\n", 78) == 0, "%s", head);
   free(head);
   th_free(&r);
   /* a JSON error names the file and the query */

@@ -541,12 +541,12 @@ Test(table, end_to_end_matches_aggregate)
   cr_assert_eq(e.status, 0, "eval: %s", e.err);
   th_free(&e);
 
-  /* header: run,chunk,model,reranker,measure,value,queries */
+  /* header: run,chunk,model,reranker,measure,base,cutoff,value,queries */
   char agg_path[700];
   snprintf(agg_path, sizeof agg_path, "%s/aggregate.csv", out);
   char *agg = th_slurp(agg_path, NULL);
   cr_assert(agg);
-  cr_assert(strncmp(agg, "run,chunk,model,reranker,measure,value,queries\n", 47) == 0, "%s", agg);
+  cr_assert(strncmp(agg, "run,chunk,model,reranker,measure,base,cutoff,value,queries\n", 59) == 0, "%s", agg);
   double want = NAN;
   for (char *save = NULL, *line = strtok_r(agg, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
     char a[256], b[256], c[256];
@@ -555,7 +555,7 @@ Test(table, end_to_end_matches_aggregate)
     snprintf(c, sizeof c, "%s", line);
     char *model = field(a, 2), *rr = field(b, 3), *measure = field(c, 4);
     if (model && rr && measure && !strcmp(model, "mb") && !strcmp(rr, "ce") && !strcmp(measure, "nDCG@10"))
-      want = strtod(field(line, 5), NULL);
+      want = strtod(field(line, 7), NULL);
   }
   free(agg);
   cr_assert(!isnan(want), "no mb/ce nDCG@10 row in %s", agg_path);

@@ -147,7 +147,7 @@ static rs_code emit_query(annb_state *s, size_t run, size_t q, const double *v, 
     }
     rs__csv_str(s->pq, s->in->runs[run]->name);
     rs__csv_str(s->pq, s->in->corpus->query_id[q]);
-    rs__csv_str(s->pq, o->name);
+    measure_cols_put_name(s->pq, o->name);
     rs__csv_num(s->pq, value);
     rs_code rc = rs__csv_end_row(s->pq, err);
     if (rc) return rc;
@@ -441,8 +441,10 @@ int annb_eval(const annb_eval_args *a)
   if (a->per_query) {
     if ((rc = rs__corpus_load_queries(in.corpus, &err)) || (rc = rs__csv_create(out_dir, "per_query.csv", &s.pq, &err)))
       goto fail;
-    const char *hdr[] = {"run", "query", "measure", "value"};
-    for (int i = 0; i < 4; i++) rs__csv_str(s.pq, hdr[i]);
+    rs__csv_str(s.pq, "run");
+    rs__csv_str(s.pq, "query");
+    measure_cols_header(s.pq);
+    rs__csv_str(s.pq, "value");
     if ((rc = rs__csv_end_row(s.pq, &err))) goto fail;
   }
 

@@ -86,6 +86,8 @@ static void help(FILE *f)
           "                            becomes the baseline) on a gated measure (every measure\n"
           "                            when there are no gates), after correction\n"
           "      --worst N             write OUTDIR/worst.csv (see eval --help; not with --per-query)\n"
+          "      --depths K1,K2,...    compare every run cut at each depth K too, as R/top_k=K\n"
+          "                            (see eval --help; not with --per-query)\n"
           "      --queries=all|judged  see above (default all)\n"
           "      --ties=trec|stored    as in eval\n"
           "      --threads N           threads, 1 to 4096 (default: OMP_NUM_THREADS or all cores)\n"
@@ -642,6 +644,8 @@ static int compare_main(int argc, char **argv, const shard_set *merge, word_trac
     usage_msg = "--all-pairs compares every pair; it takes no --baseline or --fail-if-worse-than";
   else if (worse_than && baseline_name && strcmp(worse_than, baseline_name) != 0)
     usage_msg = "--fail-if-worse-than RUN makes RUN the baseline; it differs from --baseline";
+  else if (pq_path && so.n_depths)
+    usage_msg = "--depths needs the rankings (a corpus or runs), not --per-query";
   else if (pq_path && n_worst)
     usage_msg = "--worst needs the rankings (a corpus), not --per-query";
   else if (pq_path && so.qrels_path)
@@ -750,7 +754,9 @@ static int compare_main(int argc, char **argv, const shard_set *merge, word_trac
   } else {
     inp = &in; /* set first: a partly opened input is closed on the way out too */
     const direct_opts dop = {.cmd = "compare", .qrels_path = so.qrels_path, .split = so.split, .threads = (int)threads};
-    if ((rc = sweep_input_open_args(&in, argv + optind, (size_t)(argc - optind), &dop, NULL, &err))) goto fail;
+    if ((rc = sweep_input_open_args(&in, argv + optind, (size_t)(argc - optind), &dop, NULL, &err)) ||
+        (so.n_depths && (rc = sweep_input_add_depths(&in, so.depths, so.n_depths, &err))))
+      goto fail;
     const size_t max_k = sweep_input_max_k(&in);
     if ((rc = gate_spec(measures, n_measures, gates, n_gates, NULL, 0, max_k ? max_k : 1000, &spec, &err))) goto fail;
     n_meas = spec->n_out;

@@ -67,6 +67,9 @@ static void help(FILE *f)
           "                         default: P@{1,5,10} R@{1,5,10,100} Success@{1,5,10} RR@10\n"
           "                         AP@100 nDCG@{5,10}\n"
           "      --per-query        also write per_query.csv\n"
+          "      --depths K1,K2,... also score every run cut at each depth K (its top K docs as\n"
+          "                         ranked), in the same pass: run R becomes R/top_k=K with the\n"
+          "                         attribute top_k (the K of a top-K sweep; the N is a cutoff)\n"
           "      --queries=judged   evaluate judged queries the run ranks (trec_eval; default)\n"
           "      --queries=all      every judged query; those the run misses score 0 (trec_eval -c)\n"
           "      --ties=trec        rank by score descending, ties by doc id descending (default)\n"
@@ -80,6 +83,8 @@ static void help(FILE *f)
           "                         'ragsweep merge SHARD_DIR... -o OUTDIR' writes the files this\n"
           "                         command writes without --shard, byte for byte (the other\n"
           "                         options are stored in the shard and done by the merge)\n"
+          );
+  fprintf(f,
           "      --gate 'M>=X'      quality gate (repeatable; >=, >, <=, <): prints a check line per\n"
           "                         configuration, writes OUTDIR/gates.csv, exit status 3 if any fails\n"
           "      --qrels FILE       TREC qrels to score with, in place of the corpus's /qrels\n"
@@ -110,6 +115,7 @@ typedef struct {
   worst_file *worst; /* worst.csv, or NULL */
   const sweep_input *in;
   const rs__spec *spec;
+  const measure_cols *mc; /* the spec's visible measures */
 } per_query_sink;
 
 static rs_code write_per_query(void *ctx, size_t run, size_t query, const double *v, rs_error *err)
@@ -122,7 +128,7 @@ static rs_code write_per_query(void *ctx, size_t run, size_t query, const double
   for (size_t k = 0; s->w && k < s->spec->n_out; k++) {
     rs__csv_str(s->w, s->in->runs[run]->name);
     rs__csv_str(s->w, s->in->corpus->query_id[query]);
-    rs__csv_str(s->w, s->spec->req[k].name);
+    measure_cols_put(s->w, s->mc, k);
     rs__csv_num(s->w, v[k]);
     rs_code rc = rs__csv_end_row(s->w, err);
     if (rc) return rc;
@@ -248,9 +254,10 @@ typedef struct eval_args {
   char **argv;
   int first_input;
   /* The words of the command line that define the evaluation, in their
-   * order: all but -o, --shard, --threads, --batch-docs, --quiet and
-   * --timing, which may differ between the shards of one evaluation (a
-   * shard manifest stores these words; merge parses them again). */
+   * order: all but -o, --shard, --threads, --quiet and --timing, which may
+   * differ between the shards of one evaluation (a shard manifest stores
+   * these words; merge parses them again).  --batch-docs stays: with
+   * --depths it sets the order of per_query.csv's rows. */
   char **words;
   size_t n_words;
 } eval_args;
@@ -289,8 +296,7 @@ static int eval_parse(int argc, char **argv, eval_args *a)
   optind = 1;
   opterr = 0;
   while (status < 0 && (c = getopt_long(argc, argv, SWEEP_OPTS_SHORT "h", longs, &li)) != -1) {
-    if (c == 'o' || c == SWEEP_OPT_THREADS || c == SWEEP_OPT_TIMING || c == OPT_QUIET || c == OPT_BATCH ||
-        c == OPT_SHARD)
+    if (c == 'o' || c == SWEEP_OPT_THREADS || c == SWEEP_OPT_TIMING || c == OPT_QUIET || c == OPT_SHARD)
       shard_drop_option_words(orig, argc, argv, optarg, drop);
     const sweep_opt_result shared = sweep_opts_parse(&a->so, c, optarg, "eval");
     if (shared == SWEEP_OPT_HANDLED) continue;
@@ -382,6 +388,13 @@ static int eval_run(eval_args *a, const shard_set *merge)
       eval_args_free(a);
       return RS_EXIT_USAGE;
     }
+    if (so->n_depths) {
+      fprintf(stderr, "ragsweep eval: --depths is for ranked runs; %s is an ann-benchmarks dataset, whose results "
+                      "are k-nn lists of the count each was run with (compare counts as separate results)\n",
+              a->argv[a->first_input]);
+      eval_args_free(a);
+      return RS_EXIT_USAGE;
+    }
     const int status = annb_eval(&aa);
     eval_args_free(a);
     return status;
@@ -407,6 +420,7 @@ static int eval_run(eval_args *a, const shard_set *merge)
   rs__csv *agg = NULL, *lat = NULL, *hist = NULL, *pq = NULL, *curves = NULL, *cdf = NULL;
   char **curve_names = NULL;
   size_t n_curve_names = 0;
+  measure_cols pq_cols = {0};
   progress_state prog = {0};
   int exit_code = RS_EXIT_INPUT;
   int made_out_dir = 0; /* -o created by this run: removed again if the run fails before writing */
@@ -419,7 +433,10 @@ static int eval_run(eval_args *a, const shard_set *merge)
   const int root = rs__mpi_rank() == 0;
   const double t_start = rs__seconds();
   const direct_opts dop = {.cmd = "eval", .qrels_path = so->qrels_path, .split = so->split, .threads = (int)threads};
-  if ((rc = sweep_input_open_args(&in, a->argv + a->first_input, (size_t)(a->argc - a->first_input), &dop, NULL, &err))) goto fail;
+  if ((rc = sweep_input_open_args(&in, a->argv + a->first_input, (size_t)(a->argc - a->first_input), &dop, NULL,
+                                  &err)) ||
+      (so->n_depths && (rc = sweep_input_add_depths(&in, so->depths, so->n_depths, &err))))
+    goto fail;
   {
     /* Nothing judged (a corpus imported without qrels): every run scores
      * num_q 0, as trec_eval does; say why, and how to get scores. */
@@ -490,11 +507,19 @@ static int eval_run(eval_args *a, const shard_set *merge)
       cfg.per_query_ctx = &sink;
     }
   }
-  if (!rc && root && a->per_query && !(rc = rs__csv_create(out_dir, "per_query.csv", &pq, &err))) {
-    const char *hdr[] = {"run", "query", "measure", "value"};
-    for (int i = 0; i < 4; i++) rs__csv_str(pq, hdr[i]);
-    rc = rs__csv_end_row(pq, &err);
+  if (!rc && root && a->per_query) {
+    if (!(measure_names = calloc(spec->n_out + 1, sizeof *measure_names))) rc = rs__fail(&err, RS_NOMEM, "out of memory");
+    for (size_t k = 0; !rc && k < spec->n_out; k++) measure_names[k] = spec->req[k].name;
+    if (!rc && !(rc = measure_cols_init(&pq_cols, measure_names, spec->n_out, &err)) &&
+        !(rc = rs__csv_create(out_dir, "per_query.csv", &pq, &err))) {
+      rs__csv_str(pq, "run");
+      rs__csv_str(pq, "query");
+      measure_cols_header(pq);
+      rs__csv_str(pq, "value");
+      rc = rs__csv_end_row(pq, &err);
+    }
     sink.w = pq;
+    sink.mc = &pq_cols;
   }
   if (!rc && root && n_worst) rc = worst_open(&worst, out_dir, (size_t)n_worst, spec, in.corpus, &err);
   if ((rc = rs__mpi_agree(rc, &err))) goto fail;
@@ -514,7 +539,8 @@ static int eval_run(eval_args *a, const shard_set *merge)
     goto done;
   }
   const double t_write = rs__seconds();
-  if (!(run_names = calloc(in.n_runs + 1, sizeof *run_names)) || !(measure_names = calloc(spec->n_out + 1, sizeof *measure_names))) {
+  if (!(run_names = calloc(in.n_runs + 1, sizeof *run_names)) ||
+      (!measure_names && !(measure_names = calloc(spec->n_out + 1, sizeof *measure_names)))) {
     rc = rs__fail(&err, RS_NOMEM, "out of memory");
     goto fail;
   }
@@ -616,6 +642,7 @@ fail:
 done:
   free(run_names);
   free(measure_names);
+  measure_cols_free(&pq_cols);
   report_curve_names_free(curve_names, n_curve_names);
   for (size_t i = 0; i < n_gates; i++) gate_free(&gates[i]);
   free(gates);

@@ -345,8 +345,15 @@ static char *make_caption(const rs__pivot *p, const options *o)
   const rs__agg *t = p->t;
   rs__sb b = {0};
   const size_t km = RS__AGG_MEASURE(t);
-  if (!rs__pivot_has_key(p->rows, p->n_rkeys, km) && !rs__pivot_has_key(p->cols, p->n_ckeys, km))
-    rs__sb_printf(&b, "**%s**", rs__agg_value(t, p->sel[0], km));
+  /* The measure when every cell has it; else its base (nDCG, with the
+   * cutoffs as the columns). */
+  for (size_t k = km; k < t->n_keys && !rs__pivot_has_key(p->rows, p->n_rkeys, km) &&
+                      !rs__pivot_has_key(p->cols, p->n_ckeys, km) && !b.n; k++) {
+    if (rs__pivot_has_key(p->rows, p->n_rkeys, k) || rs__pivot_has_key(p->cols, p->n_ckeys, k)) continue;
+    size_t i = 1;
+    while (i < p->n_sel && t->id[p->sel[i] * t->n_keys + k] == t->id[p->sel[0] * t->n_keys + k]) i++;
+    if (i == p->n_sel) rs__sb_printf(&b, "**%s**", rs__agg_value(t, p->sel[0], k));
+  }
   int open = 0;
   for (size_t w = 0; w < o->n_where; w++) {
     const char *eq = strchr(o->where[w], '=');

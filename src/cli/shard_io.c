@@ -16,6 +16,7 @@
 #include "sweep_io.h"
 #include "util/sha256.h"
 #include "util/strbuf.h"
+#include "util/tmpfiles.h"
 
 #define FORMAT_LINE "ragsweep-shard 1"
 #define THIS_SHARD "this-shard\n"
@@ -119,20 +120,23 @@ rs_code shard_manifest_common(const char *cmd, char *const *words, size_t n_word
 struct shard_writer {
   char *dir;
   char vals_tmp[4096], lat_tmp[4096];
+  int vals_h, lat_h; /* rs__tmp_register handles */
   FILE *vals, *lat;
   size_t n_vals, n_records, n_latency;
   uint64_t vals_bytes, lat_bytes;
   unsigned char *rec; /* one record */
 };
 
-static FILE *open_tmp(const char *dir, const char *name, char *path, size_t cap, rs_error *err)
+/* DIR/.NAME.tmp.PID, registered for removal on a fatal signal (util/tmpfiles.h). */
+static FILE *open_tmp(const char *dir, const char *name, char *path, size_t cap, int *handle, rs_error *err)
 {
-  snprintf(path, cap, "%s/.%s.XXXXXX", dir, name);
-  const int fd = mkstemp(path);
-  FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
+  snprintf(path, cap, "%s/.%s.tmp.%ld", dir, name, (long)getpid());
+  *handle = rs__tmp_register(path);
+  FILE *f = fopen(path, "wb");
   if (!f) {
     rs__fail(err, RS_IO, "%s: cannot create a file in the shard folder: %s", path, strerror(errno));
-    if (fd >= 0) close(fd), unlink(path);
+    rs__tmp_forget(*handle);
+    *handle = -1;
     *path = 0;
   }
   return f;
@@ -147,14 +151,16 @@ rs_code shard_writer_open(const char *dir, size_t n_vals, shard_writer **out, rs
   snprintf(path, sizeof path, "%s/" SHARD_MANIFEST, dir);
   if (unlink(path) != 0 && errno != ENOENT) /* no manifest: the folder is not a finished shard until commit */
     return rs__fail(err, RS_IO, "%s: cannot remove the older manifest: %s", path, strerror(errno));
+  rs__tmp_sweep_stale(dir);
   shard_writer *w = rs__calloc(1, sizeof *w);
+  if (w) w->vals_h = w->lat_h = -1;
   if (!w || !(w->dir = strdup(dir)) || !(w->rec = rs__malloc(rs__shard_record_size(n_vals)))) {
     shard_writer_abort(w);
     return rs__fail(err, RS_NOMEM, "out of memory");
   }
   w->n_vals = n_vals;
-  if (!(w->vals = open_tmp(dir, SHARD_VALUES, w->vals_tmp, sizeof w->vals_tmp, err)) ||
-      !(w->lat = open_tmp(dir, SHARD_LATENCY, w->lat_tmp, sizeof w->lat_tmp, err))) {
+  if (!(w->vals = open_tmp(dir, SHARD_VALUES, w->vals_tmp, sizeof w->vals_tmp, &w->vals_h, err)) ||
+      !(w->lat = open_tmp(dir, SHARD_LATENCY, w->lat_tmp, sizeof w->lat_tmp, &w->lat_h, err))) {
     shard_writer_abort(w);
     return RS_IO;
   }
@@ -189,7 +195,7 @@ rs_code shard_writer_latency(shard_writer *w, size_t result, const rs__latency *
 
 size_t shard_writer_n_records(const shard_writer *w) { return w->n_records; }
 
-static rs_code close_into(FILE **f, char *tmp, const char *dir, const char *name, rs_error *err)
+static rs_code close_into(FILE **f, char *tmp, int *handle, const char *dir, const char *name, rs_error *err)
 {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -199,22 +205,27 @@ static rs_code close_into(FILE **f, char *tmp, const char *dir, const char *name
   if (bad || !closed) return rs__fail(err, RS_IO, "%s: cannot write: %s", tmp, strerror(errno));
   if (rename(tmp, path) != 0) return rs__fail(err, RS_IO, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
   *tmp = 0;
+  rs__tmp_forget(*handle);
+  *handle = -1;
   return RS_OK;
 }
 
 rs_code shard_writer_commit(shard_writer *w, const char *common, size_t i, rs_error *err)
 {
-  rs_code rc = close_into(&w->vals, w->vals_tmp, w->dir, SHARD_VALUES, err);
-  if (!rc) rc = close_into(&w->lat, w->lat_tmp, w->dir, SHARD_LATENCY, err);
+  rs_code rc = close_into(&w->vals, w->vals_tmp, &w->vals_h, w->dir, SHARD_VALUES, err);
+  if (!rc) rc = close_into(&w->lat, w->lat_tmp, &w->lat_h, w->dir, SHARD_LATENCY, err);
   char tmp[4096] = "";
-  FILE *f = rc ? NULL : open_tmp(w->dir, SHARD_MANIFEST, tmp, sizeof tmp, err);
+  int h = -1;
+  FILE *f = rc ? NULL : open_tmp(w->dir, SHARD_MANIFEST, tmp, sizeof tmp, &h, err);
   if (!rc && !f) rc = RS_IO;
   if (!rc) {
     fprintf(f, "%s" THIS_SHARD "shard %zu\nrecords %zu\nvalues-bytes %" PRIu64 "\nlatency-records %zu\nlatency-bytes %" PRIu64
             "\n", common, i, w->n_records, w->vals_bytes, w->n_latency, w->lat_bytes);
-    rc = close_into(&f, tmp, w->dir, SHARD_MANIFEST, err);
+    rc = close_into(&f, tmp, &h, w->dir, SHARD_MANIFEST, err);
   }
+  if (f) fclose(f);
   if (*tmp) unlink(tmp);
+  rs__tmp_forget(h);
   shard_writer_abort(w);
   return rc;
 }
@@ -226,6 +237,8 @@ void shard_writer_abort(shard_writer *w)
   if (w->lat) fclose(w->lat);
   if (*w->vals_tmp) unlink(w->vals_tmp);
   if (*w->lat_tmp) unlink(w->lat_tmp);
+  rs__tmp_forget(w->vals_h);
+  rs__tmp_forget(w->lat_h);
   free(w->dir);
   free(w->rec);
   free(w);

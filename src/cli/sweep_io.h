@@ -23,6 +23,10 @@ typedef struct sweep_input {
   char **keys; /* attribute columns: union of the runs' keys, bytewise order */
   size_t n_keys;
   struct direct_tmp *tmp; /* the private folder of a corpus imported from text inputs, or NULL */
+  /* --depths: the virtual runs runs[] then points to, and their strings */
+  rs__run *cut;
+  size_t n_cut;
+  char *cut_text; /* "top_k" and each depth's digits */
 } sweep_input;
 
 /* Opens the corpus and the run files (which follow its query order);
@@ -37,6 +41,12 @@ rs_code check_run_attrs(const rs__run *r, rs_error *err);
  * the corpus's /qrels: ids are matched to the corpus, an unknown one is an
  * error naming the file, line and id. */
 rs_code sweep_input_use_qrels(sweep_input *in, const char *path, rs_error *err);
+/* eval/compare --depths K1,...,Kn: replaces every run R by n virtual runs
+ * "R/top_k=K", R's rankings cut at their top K docs, with the attribute
+ * top_k = K beside R's own (runs[] and keys[] change; the engine reads R's
+ * rows once for all of them).  RS_FORMAT when a run already has a top_k
+ * attribute or a name clashes. */
+rs_code sweep_input_add_depths(sweep_input *in, const size_t *depths, size_t n_depths, rs_error *err);
 /* The longest ranking of the non-CSR runs (sizes the discount table). */
 size_t sweep_input_max_k(const sweep_input *in);
 /* Index of the run named name, or SIZE_MAX. */
@@ -54,7 +64,23 @@ void csv_run_columns(rs__csv *w, const sweep_input *in, size_t run);
 #define POLICY_COMMON "common" /* the judged queries every compared run ranks (compare --queries=judged) */
 #define POLICY_VALUES "values" /* the queries with a value for every run in the per_query.csv read */
 
-/* aggregate.csv: run, attributes, measure, value, queries (the policy);
+/* The measure, base and cutoff columns of aggregate.csv and per_query.csv
+ * (nDCG@10 -> nDCG@10, nDCG, 10; P(rel=2)@5 -> ..., P(rel=2), 5; AP -> AP,
+ * AP, empty), so that the cutoff pivots without parsing names.  Split once
+ * per measure, put on every row. */
+typedef struct measure_cols {
+  const char *const *name; /* [n], not owned */
+  char **base;             /* [n] */
+  char (*cutoff)[24];      /* [n]: the digits, or "" */
+  size_t n;
+} measure_cols;
+rs_code measure_cols_init(measure_cols *mc, const char *const *names, size_t n, rs_error *err);
+void measure_cols_free(measure_cols *mc);
+void measure_cols_header(rs__csv *w);                         /* measure,base,cutoff */
+void measure_cols_put(rs__csv *w, const measure_cols *mc, size_t k); /* name k's three fields */
+void measure_cols_put_name(rs__csv *w, const char *name); /* the same, split on the spot */
+
+/* aggregate.csv: run, attributes, measure, base, cutoff, value, queries (the policy);
  * one row per run and visible measure, then the num_q counts (all three
  * when with_counts, else num_q only).  in may be NULL (no attributes):
  * names[r] then names the runs.  The policy column comes last so that

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "sweep_opts.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,8 @@ int sweep_opts_init(sweep_opts *o, int argc, size_t n_default_measures, int all_
   /* Every word of argv could be a -m or a --gate: room for all of them. */
   o->measures = calloc((size_t)argc + n_default_measures + 1, sizeof *o->measures);
   o->gate_text = calloc((size_t)argc + 1, sizeof *o->gate_text);
-  if (!o->measures || !o->gate_text) {
+  o->depths = calloc(SWEEP_MAX_DEPTHS, sizeof *o->depths);
+  if (!o->measures || !o->gate_text || !o->depths) {
     sweep_opts_free(o);
     return -1;
   }
@@ -26,8 +28,10 @@ void sweep_opts_free(sweep_opts *o)
 {
   free(o->measures);
   free(o->gate_text);
+  free(o->depths);
   o->measures = NULL;
   o->gate_text = NULL;
+  o->depths = NULL;
 }
 
 static sweep_opt_result bad(const char *cmd, const char *opt, const char *expected, const char *found)
@@ -35,6 +39,33 @@ static sweep_opt_result bad(const char *cmd, const char *opt, const char *expect
   fprintf(stderr, "ragsweep %s: %s: expected %s, found '%s' (see 'ragsweep %s --help')\n", cmd, opt, expected, found,
           cmd);
   return SWEEP_OPT_BAD;
+}
+
+/* --depths K1,K2,...: distinct whole numbers, 1 to SWEEP_MAX_DEPTH, in the
+ * order given (the virtual runs follow it); a second --depths adds to the
+ * first. */
+static sweep_opt_result parse_depths(sweep_opts *o, const char *arg, const char *cmd)
+{
+  const char *p = arg;
+  for (;;) {
+    char *end;
+    errno = 0;
+    const long k = *p >= '0' && *p <= '9' ? strtol(p, &end, 10) : -1;
+    if (k < 1 || k > SWEEP_MAX_DEPTH || errno || (*end != ',' && *end != '\0'))
+      return bad(cmd, "--depths", "whole numbers from 1 to 100000000 separated by commas (--depths 10,20,50)", arg);
+    for (size_t i = 0; i < o->n_depths; i++)
+      if (o->depths[i] == (size_t)k) {
+        fprintf(stderr, "ragsweep %s: --depths: %ld is given twice (see 'ragsweep %s --help')\n", cmd, k, cmd);
+        return SWEEP_OPT_BAD;
+      }
+    if (o->n_depths == SWEEP_MAX_DEPTHS) {
+      fprintf(stderr, "ragsweep %s: --depths: at most %d depths, found more in '%s'\n", cmd, SWEEP_MAX_DEPTHS, arg);
+      return SWEEP_OPT_BAD;
+    }
+    o->depths[o->n_depths++] = (size_t)k;
+    if (*end == '\0') return SWEEP_OPT_HANDLED;
+    p = end + 1;
+  }
 }
 
 sweep_opt_result sweep_opts_parse(sweep_opts *o, int c, const char *arg, const char *cmd)
@@ -63,6 +94,7 @@ sweep_opt_result sweep_opts_parse(sweep_opts *o, int c, const char *arg, const c
       return bad(cmd, "--threads", "an integer from 1 to 4096", arg);
     }
     break;
+  case SWEEP_OPT_DEPTHS: return parse_depths(o, arg, cmd);
   case SWEEP_OPT_WORST:
     if (!parse_count(arg, 1, &o->n_worst)) return bad(cmd, "--worst", "an integer of at least 1", arg);
     break;

@@ -23,16 +23,19 @@ enum {
   SWEEP_OPT_GATE,
   SWEEP_OPT_WORST,
   SWEEP_OPT_QRELS,
-  SWEEP_OPT_SPLIT
+  SWEEP_OPT_SPLIT,
+  SWEEP_OPT_DEPTHS
 };
 
-/* The shared entries of a struct option array (no terminator). */
+/* The shared entries of a struct option array (no terminator).  --depths
+ * is eval's and compare's (a command without it rejects it). */
 #define SWEEP_OPTS_LONG                                                                              \
   {"out", required_argument, 0, 'o'}, {"measure", required_argument, 0, 'm'},                        \
       {"queries", required_argument, 0, SWEEP_OPT_QUERIES}, {"ties", required_argument, 0, SWEEP_OPT_TIES}, \
       {"threads", required_argument, 0, SWEEP_OPT_THREADS}, {"timing", no_argument, 0, SWEEP_OPT_TIMING},   \
       {"gate", required_argument, 0, SWEEP_OPT_GATE}, {"worst", required_argument, 0, SWEEP_OPT_WORST},     \
-      {"qrels", required_argument, 0, SWEEP_OPT_QRELS}, {"split", required_argument, 0, SWEEP_OPT_SPLIT}
+      {"qrels", required_argument, 0, SWEEP_OPT_QRELS}, {"split", required_argument, 0, SWEEP_OPT_SPLIT}, \
+      {"depths", required_argument, 0, SWEEP_OPT_DEPTHS}
 /* The shared short options. */
 #define SWEEP_OPTS_SHORT "o:m:"
 
@@ -52,7 +55,13 @@ typedef struct sweep_opts {
   int timing;              /* --timing */
   int all_queries;         /* --queries=all (1) or judged (0); the command's default until given */
   int ties_stored;         /* --ties=stored (1) or trec (0, the default) */
+  size_t *depths;          /* --depths K1,K2,...: each run also cut at each K (sweep_input_add_depths) */
+  size_t n_depths;
 } sweep_opts;
+
+/* Most depths one --depths takes, and the deepest. */
+#define SWEEP_MAX_DEPTHS 64
+#define SWEEP_MAX_DEPTH 100000000
 
 /* Empty options for a command line of argc words, with room for
  * n_default_measures defaults (sweep_opts_default_measures) and the

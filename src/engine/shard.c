@@ -5,22 +5,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The runs from r on that share r's rows (eval --depths: the runs cut from
+ * one run follow each other; the engine reads their rows once). */
+static size_t group_size(const rs__run *const *runs, size_t n_runs, size_t r)
+{
+  const rs__run *src = runs[r]->source ? runs[r]->source : runs[r];
+  size_t g = 1;
+  while (r + g < n_runs && runs[r + g]->source == src) g++;
+  return g;
+}
+
 rs_code rs__shard_plan_make(const rs__run *const *runs, size_t n_runs, size_t unit_rows, rs__shard_plan *out,
                             rs_error *err)
 {
   *out = (rs__shard_plan){.n_runs = n_runs, .unit_rows = unit_rows ? unit_rows : RS__SHARD_UNIT_ROWS};
   const size_t b = out->unit_rows;
   size_t n = 0;
-  for (size_t r = 0; r < n_runs; r++) n += runs[r]->n_rows ? (runs[r]->n_rows + b - 1) / b : 1;
+  for (size_t r = 0; r < n_runs; r += group_size(runs, n_runs, r))
+    n += runs[r]->n_rows ? (runs[r]->n_rows + b - 1) / b : 1;
   out->unit = rs__malloc(rs__mul(n ? n : 1, sizeof *out->unit));
   if (!out->unit) return rs__fail(err, RS_NOMEM, "out of memory for %zu units of work", n);
-  for (size_t r = 0; r < n_runs; r++) {
+  for (size_t r = 0; r < n_runs;) {
+    const size_t g = group_size(runs, n_runs, r);
     size_t q = 0;
     do {
       const size_t q1 = runs[r]->n_rows - q < b ? runs[r]->n_rows : q + b;
-      out->unit[out->n_units++] = (rs__shard_unit){.run = r, .q0 = q, .q1 = q1};
+      out->unit[out->n_units++] = (rs__shard_unit){.run = r, .n_runs = g, .q0 = q, .q1 = q1};
       q = q1;
     } while (q < runs[r]->n_rows);
+    r += g;
   }
   return RS_OK;
 }
@@ -64,13 +77,16 @@ void rs__shard_ranges(const rs__shard_plan *p, size_t i, size_t n, rs__sweep_ran
   for (size_t r = 0; r < p->n_runs; r++) ranges[r] = (rs__sweep_range){0};
   size_t u0, u1;
   rs__shard_share_units(p, i, n, &u0, &u1);
-  /* A share's units of one run are consecutive: one range per run. */
+  /* A share's units of one run are consecutive: one range per run, the
+   * same for the runs cut from the same rows. */
   for (size_t u = u0; u < u1; u++) {
     const rs__shard_unit *x = &p->unit[u];
-    rs__sweep_range *g = &ranges[x->run];
-    if (u == u0 || p->unit[u - 1].run != x->run) g->q0 = x->q0;
-    g->q1 = x->q1;
-    if (x->q0 == 0) g->latency = 1;
+    for (size_t r = x->run; r < x->run + x->n_runs; r++) {
+      rs__sweep_range *g = &ranges[r];
+      if (u == u0 || p->unit[u - 1].run != x->run) g->q0 = x->q0;
+      g->q1 = x->q1;
+      if (x->q0 == 0) g->latency = 1;
+    }
   }
 }
 
@@ -150,7 +166,8 @@ rs_code rs__shard_merge_init(rs__shard_merge *m, const rs__spec *spec, rs__run_r
   *m = (rs__shard_merge){.n_results = n_results, .n_queries = n_queries};
   rs_code rc = rs__result_acc_init(&m->acc, spec, res, n_results, err);
   if (rc) return rc;
-  if (!(m->v = rs__calloc(spec->n_req ? spec->n_req : 1, sizeof *m->v))) {
+  m->next_query = rs__calloc(n_results ? n_results : 1, sizeof *m->next_query);
+  if (!(m->v = rs__calloc(spec->n_req ? spec->n_req : 1, sizeof *m->v)) || !m->next_query) {
     rs__shard_merge_abort(m);
     return rs__fail(err, RS_NOMEM, "out of memory");
   }
@@ -173,10 +190,10 @@ rs_code rs__shard_merge_records(rs__shard_merge *m, const unsigned char *buf, si
       return rs__fail(err, RS_FORMAT, "%s: record at byte %zu: result %zu, query %zu; expected a result below %zu "
                       "and a query below %zu: the shard is from other inputs", where, off, r, q, m->n_results,
                       m->n_queries);
-    if (m->any && (r < m->last_result || (r == m->last_result && q <= m->last_query)))
-      return rs__fail(err, RS_FORMAT, "%s: record at byte %zu: result %zu, query %zu comes after result %zu, query "
-                      "%zu; expected every share once, in order", where, off, r, q, m->last_result, m->last_query);
-    m->any = 1, m->last_result = r, m->last_query = q;
+    if (q < m->next_query[r])
+      return rs__fail(err, RS_FORMAT, "%s: record at byte %zu: result %zu, query %zu comes after its query %zu; "
+                      "expected every share once, in order", where, off, r, q, m->next_query[r] - 1);
+    m->next_query[r] = q + 1;
     rs__result_acc_add(&m->acc, r, m->v);
     if (per_query) {
       rs_code rc = per_query(ctx, r, q, m->v, err);
@@ -206,14 +223,14 @@ void rs__shard_merge_finish(rs__shard_merge *m)
 {
   for (size_t r = 0; r < m->n_results; r++) rs__result_acc_finish(&m->acc, r);
   rs__result_acc_free(&m->acc);
-  free(m->v);
-  m->v = NULL;
+  free(m->v), free(m->next_query);
+  m->v = NULL, m->next_query = NULL;
 }
 
 void rs__shard_merge_abort(rs__shard_merge *m)
 {
   for (size_t r = 0; m->acc.res && r < m->n_results; r++) rs__run_result_free(&m->acc.res[r]);
   rs__result_acc_free(&m->acc);
-  free(m->v);
-  m->v = NULL;
+  free(m->v), free(m->next_query);
+  m->v = NULL, m->next_query = NULL;
 }

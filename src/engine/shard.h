@@ -5,7 +5,9 @@
  *
  * Units.  The work is a list of units, in run order then query order: a
  * unit is a block of up to unit_rows consecutive queries of one run (a run
- * without rows is one empty unit, so that it still has an owner).  Share I
+ * without rows is one empty unit, so that it still has an owner), or of
+ * the runs cut from one run's rows at several depths (eval --depths), which
+ * the engine reads and scores together.  Share I
  * of N is the contiguous range of units [floor(U·I/N), floor(U·(I+1)/N)):
  * shares differ by at most one unit, a share may hold no unit (N > U), and
  * the shares in order I = 0..N-1 are the units in order.  The split
@@ -16,7 +18,10 @@
  * (the run), the query and the spec->n_req doubles rs__sweep computes: the
  * values themselves, never partial sums.  rs__result_acc (sweep.h) then
  * adds them in unit order, which is every result's query order: the same
- * additions in the same order as one process, so the same bits.  A record
+ * additions in the same order as one process, so the same bits.  (Runs cut
+ * from one run's rows hand over their values block by block, the blocks
+ * dividing a unit, so the order of the records is the same in any share as
+ * in one process.)  A record
  * is result (uint64), query (uint64), then n_vals doubles, in the byte
  * order of the machine (the shard manifest records it).
  *
@@ -44,7 +49,8 @@
 #define RS__SHARD_MAX_N 1000000
 
 typedef struct rs__shard_unit {
-  size_t run, q0, q1; /* rows [q0, q1) of run */
+  size_t run, n_runs; /* runs [run, run + n_runs): one, or the runs cut from one run's rows (eval --depths) */
+  size_t q0, q1;      /* their rows [q0, q1) */
 } rs__shard_unit;
 
 typedef struct rs__shard_plan {
@@ -100,14 +106,13 @@ size_t rs__shard_latency_get(const unsigned char *src, size_t avail, size_t *res
 /* Rebuilds rs__sweep's results from the records of all shares, fed in
  * share order (I = 0..N-1) and within a share in the order it produced
  * them.  Every record is checked: a result index beyond n_results, or a
- * (result, query) not after the previous record's, means the shares do not
+ * query not after the same result's previous one, means the shares do not
  * fit together (RS_FORMAT naming `where`). */
 typedef struct rs__shard_merge {
   rs__result_acc acc;
   size_t n_results, n_queries;
-  size_t last_result, last_query;
-  int any;
-  double *v; /* scratch [n_vals] */
+  size_t *next_query; /* [n_results]: the smallest query a result's next record may have */
+  double *v;          /* scratch [n_vals] */
 } rs__shard_merge;
 
 /* res[0..n_results): zeroed and given their value arrays; n_queries bounds

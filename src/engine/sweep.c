@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "engine/sched.h"
+#include "engine/shard.h"
 
 enum {
   DEFAULT_BATCH_DOCS = 1 << 20, /* ~12 MB of doc ids and scores per batch */
@@ -20,14 +21,14 @@ enum {
 enum { ROW_SKIP = 0, ROW_EVAL = 1, ROW_MISSING = 2, ROW_BAD_DOC = -1, ROW_NAN = -2, ROW_DUP = -3, ROW_AFTER_PAD = -4 };
 
 typedef struct {
-  size_t run, row0; /* run index; first row of the batch it fills */
+  size_t run, row0; /* run index (the first of its group); first row of the batch it fills */
   rs__block blk;
 } segment;
 
 typedef struct {
   segment seg[MAX_SEGMENTS];
   size_t n_seg, n_rows, max_len;
-  double *values;  /* [n_rows * n_req] */
+  double *values;  /* [n_rows * row_values]: per row, n_req values per run of its group */
   int8_t *status;  /* [n_rows] */
   int64_t *bad_at; /* [n_rows]: column of the problem */
   size_t cap_rows;
@@ -66,6 +67,11 @@ typedef struct {
   rs__run_result *res;
   int threads;
   size_t n_req, batch_docs, max_nnz, max_levels;
+  /* Runs that share their rows (eval --depths): group[r] runs from r on
+   * are read once and scored at each one's depth (1: an ordinary run;
+   * set on the first run of a group only). */
+  size_t *group;
+  size_t row_values; /* n_req * the largest group */
   int32_t *id_rank; /* see rank_before */
   thread_state *ts;
   batch b[2];
@@ -87,6 +93,9 @@ static inline int reads_latency(const engine *e, size_t r)
 {
   return e->runs[r]->has_latency && (!e->cfg->ranges || e->cfg->ranges[r].latency);
 }
+/* The run whose datasets hold r's rows: r, or the source of a virtual run
+ * (eval --depths), read once for all the runs cut from it. */
+static inline const rs__run *rows_of(const rs__run *r) { return r->source ? r->source : r; }
 
 /* The segment (run block) that holds a batch row. */
 static inline const segment *segment_of(const batch *bt, size_t row)
@@ -343,10 +352,11 @@ static void score_row(void *vctx, size_t row, int tid)
   }
 
   const rs_levels lv = row_levels(t, c->qgrade + qa, qb - qa);
-  double *out = bt->values + row * e->n_req;
+  double *out = bt->values + row * e->row_values;
+  const size_t n_group = e->group[sg->run];
   if (n == 0) {
     if (qa == qb || !e->cfg->all_queries) { *status = ROW_SKIP; return; }
-    rs__spec_eval(e->cfg->spec, &t->ss, NULL, 0, &lv, 1, out);
+    for (size_t v = 0; v < n_group; v++) rs__spec_eval(e->cfg->spec, &t->ss, NULL, 0, &lv, 1, out + v * e->n_req);
     *status = ROW_MISSING;
     return;
   }
@@ -395,16 +405,21 @@ static void score_row(void *vctx, size_t row, int tid)
     rel[r] = g < 0 ? RS_REL_UNJUDGED : g;
   }
   if (qa == qb) { *status = ROW_SKIP; return; }
-  rs__spec_eval(e->cfg->spec, &t->ss, rel, n, &lv, 0, out);
+  /* Each run of the group scores the ranking cut at its depth: the whole
+   * row is checked above whatever the depth, as the file holds it. */
+  for (size_t v = 0; v < n_group; v++) {
+    const size_t depth = e->runs[sg->run + v]->depth, len = depth && depth < n ? depth : n;
+    rs__spec_eval(e->cfg->spec, &t->ss, rel, len, &lv, 0, out + v * e->n_req);
+  }
   *status = ROW_EVAL;
 }
 
 /* --- reading ------------------------------------------------------------------- */
 
-static rs_code grow_batch(batch *b, size_t rows, size_t n_req, rs_error *err)
+static rs_code grow_batch(batch *b, size_t rows, size_t row_values, rs_error *err)
 {
   if (rows <= b->cap_rows) return RS_OK;
-  double *v = rs__realloc(b->values, rs__mul(rs__mul(rows, n_req), sizeof *v));
+  double *v = rs__realloc(b->values, rs__mul(rs__mul(rows, row_values), sizeof *v));
   if (v) b->values = v;
   int8_t *st = rs__realloc(b->status, rows);
   if (st) b->status = st;
@@ -431,7 +446,7 @@ static void read_batch(engine *e, batch *b)
   b->rc = RS_OK;
   size_t docs = 0;
   while (e->rd_run < e->n_runs && b->n_seg < MAX_SEGMENTS && docs < e->batch_docs) {
-    const rs__run *r = e->runs[e->rd_run];
+    const rs__run *r = rows_of(e->runs[e->rd_run]);
     /* latencies: read whole, summarised once (percentiles need them all) */
     if (e->rd_q == first_row(e, e->rd_run) && reads_latency(e, e->rd_run)) {
       double *lat = rs__malloc(rs__mul(r->n_rows, sizeof *lat));
@@ -450,13 +465,34 @@ static void read_batch(engine *e, batch *b)
       free(lat);
       if (b->rc) return;
       e->res[e->rd_run].has_latency = 1;
+      /* The runs cut from the same rows answered in the same time. */
+      for (size_t v = 1; v < e->group[e->rd_run]; v++) {
+        rs__run_result *to = &e->res[e->rd_run + v], *from = &e->res[e->rd_run];
+        to->latency = from->latency, to->has_latency = 1;
+        if (from->latency_cdf) {
+          if (!(to->latency_cdf = rs__malloc(RS__LATENCY_CDF_N * sizeof *to->latency_cdf))) {
+            b->rc = rs__fail(&b->err, RS_NOMEM, "%s: out of memory", where);
+            return;
+          }
+          memcpy(to->latency_cdf, from->latency_cdf, RS__LATENCY_CDF_N * sizeof *to->latency_cdf);
+        }
+      }
     }
     size_t want = rows_per_block(e, r), left = end_row(e, e->rd_run) - e->rd_q;
+    /* Runs cut from the same rows hand their values over block by block
+     * (combine): blocks that divide a shard unit (a power of two up to
+     * RS__SHARD_UNIT_ROWS, from a unit's first row) give that order at any
+     * share of the work (engine/shard.h). */
+    if (e->group[e->rd_run] > 1) {
+      size_t p = 16;
+      while (p * 2 <= want && p * 2 <= RS__SHARD_UNIT_ROWS) p *= 2;
+      want = p;
+    }
     size_t n = want < left ? want : left;
     segment *sg = &b->seg[b->n_seg];
     if (n > 0) {
       if ((b->rc = rs__run_read(r, e->rd_q, n, &sg->blk, &b->err))) return;
-      if ((b->rc = grow_batch(b, b->n_rows + n, e->n_req, &b->err))) return;
+      if ((b->rc = grow_batch(b, b->n_rows + n, e->row_values, &b->err))) return;
       sg->run = e->rd_run;
       sg->row0 = b->n_rows;
       for (size_t i = 0; i < n; i++) {
@@ -468,7 +504,8 @@ static void read_batch(engine *e, batch *b)
       docs += (size_t)sg->blk.off[n];
       e->rd_q += n;
     }
-    if (e->rd_q == end_row(e, e->rd_run) && ++e->rd_run < e->n_runs) e->rd_q = first_row(e, e->rd_run);
+    if (e->rd_q == end_row(e, e->rd_run) && (e->rd_run += e->group[e->rd_run]) < e->n_runs)
+      e->rd_q = first_row(e, e->rd_run);
   }
 }
 
@@ -493,7 +530,7 @@ static void free_batch(batch *b)
 static rs_code row_error(const engine *e, const batch *bt, size_t row, rs_error *err)
 {
   const segment *sg = segment_of(bt, row);
-  const rs__run *r = e->runs[sg->run];
+  const rs__run *r = rows_of(e->runs[sg->run]);
   const size_t i = row - sg->row0, q = sg->blk.q0 + i;
   const int64_t col = bt->bad_at[row];
   const int32_t d = sg->blk.doc[sg->blk.off[i] + col];
@@ -527,14 +564,17 @@ static rs_code combine(engine *e, batch *bt, rs_error *err)
     if (bt->status[row] < 0) return row_error(e, bt, row, err);
   for (size_t s = 0; s < bt->n_seg; s++) {
     const segment *sg = &bt->seg[s];
-    for (size_t i = 0; i < sg->blk.n; i++) {
-      const size_t row = sg->row0 + i;
-      if (bt->status[row] == ROW_SKIP) continue;
-      const double *v = bt->values + row * e->n_req;
-      rs__result_acc_add(&e->acc, sg->run, v);
-      if (e->cfg->per_query) {
-        rs_code rc = e->cfg->per_query(e->cfg->per_query_ctx, sg->run, sg->blk.q0 + i, v, err);
-        if (rc) return rc;
+    for (size_t g = 0; g < e->group[sg->run]; g++) {
+      const size_t run = sg->run + g;
+      for (size_t i = 0; i < sg->blk.n; i++) {
+        const size_t row = sg->row0 + i;
+        if (bt->status[row] == ROW_SKIP) continue;
+        const double *v = bt->values + row * e->row_values + g * e->n_req;
+        rs__result_acc_add(&e->acc, run, v);
+        if (e->cfg->per_query) {
+          rs_code rc = e->cfg->per_query(e->cfg->per_query_ctx, run, sg->blk.q0 + i, v, err);
+          if (rc) return rc;
+        }
       }
     }
   }
@@ -606,12 +646,33 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
               .threads = rs__threads(cfg->threads), .n_req = cfg->spec->n_req,
               .batch_docs = cfg->batch_docs ? cfg->batch_docs : DEFAULT_BATCH_DOCS};
   if (n_runs) memset(results, 0, n_runs * sizeof *results);
-  for (size_t r = 0; cfg->ranges && r < n_runs; r++)
-    if (cfg->ranges[r].q0 > cfg->ranges[r].q1 || cfg->ranges[r].q1 > runs[r]->n_rows)
-      return rs__fail(err, RS_USAGE, "run %s: rows [%zu, %zu) asked for, the run has %zu", runs[r]->name,
-                      cfg->ranges[r].q0, cfg->ranges[r].q1, runs[r]->n_rows);
-  rs_code rc = rs__result_acc_init(&e.acc, cfg->spec, results, n_runs, err);
-  if (rc) return rc;
+  if (!(e.group = rs__calloc(n_runs ? n_runs : 1, sizeof *e.group))) return rs__fail(err, RS_NOMEM, "out of memory");
+  size_t max_group = 1;
+  for (size_t r = 0; r < n_runs;) {
+    const rs__run *src = rows_of(runs[r]);
+    size_t g = 1;
+    while (r + g < n_runs && runs[r + g]->source == src) g++;
+    e.group[r] = g;
+    max_group = g > max_group ? g : max_group;
+    r += g;
+  }
+  e.row_values = rs__mul(e.n_req, max_group);
+  rs_code rc = RS_OK;
+  for (size_t r = 0; cfg->ranges && r < n_runs && !rc; r++) {
+    const rs__sweep_range *g = &cfg->ranges[r], *first = g;
+    for (size_t f = r; f > 0 && !e.group[f]; f--) first = &cfg->ranges[f - 1]; /* the group's first run */
+    if (g->q0 > g->q1 || g->q1 > runs[r]->n_rows)
+      rc = rs__fail(err, RS_USAGE, "run %s: rows [%zu, %zu) asked for, the run has %zu", runs[r]->name, g->q0, g->q1,
+                    runs[r]->n_rows);
+    else if (g->q0 != first->q0 || g->q1 != first->q1 || g->latency != first->latency)
+      rc = rs__fail(err, RS_USAGE, "run %s: rows [%zu, %zu) asked for, other than the runs cut from the same rows",
+                    runs[r]->name, g->q0, g->q1);
+  }
+  if (!rc) rc = rs__result_acc_init(&e.acc, cfg->spec, results, n_runs, err);
+  if (rc) {
+    free(e.group);
+    return rc;
+  }
   rs__sweep_timing *tm = cfg->timing;
   double t0 = rs__seconds();
   if (tm) memset(tm, 0, sizeof *tm);
@@ -622,7 +683,7 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
   if (rc) goto done;
 
   uint64_t rows_total = 0, rows_done = 0;
-  for (size_t r = 0; r < n_runs; r++) rows_total += end_row(&e, r) - first_row(&e, r);
+  for (size_t r = 0; r < n_runs; r += e.group[r]) rows_total += end_row(&e, r) - first_row(&e, r);
   if (n_runs) e.rd_q = first_row(&e, 0);
   e.cur = &e.b[0];
   e.next = &e.b[1];
@@ -649,7 +710,8 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
     size_t done_upto = last->blk.q0 + last->blk.n == end_row(&e, last->run) ? last->run + 1 : last->run;
     for (size_t s = 0; s < e.cur->n_seg; s++) {
       size_t r = e.cur->seg[s].run;
-      if (r < done_upto && (s + 1 == e.cur->n_seg || e.cur->seg[s + 1].run != r)) rs__result_acc_finish(&e.acc, r);
+      if (r < done_upto && (s + 1 == e.cur->n_seg || e.cur->seg[s + 1].run != r))
+        for (size_t g = 0; g < e.group[r]; g++) rs__result_acc_finish(&e.acc, r + g);
     }
     rows_done += e.cur->n_rows;
     if (cfg->progress) cfg->progress(cfg->progress_ctx, last->run, n_runs, rows_done, rows_total);
@@ -664,6 +726,7 @@ done:
   free_batch(&e.b[0]);
   free_batch(&e.b[1]);
   free(e.id_rank);
+  free(e.group);
   rs__result_acc_free(&e.acc);
   if (rc)
     for (size_t r = 0; r < n_runs; r++) rs__run_result_free(&results[r]);

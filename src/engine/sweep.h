@@ -32,7 +32,9 @@ typedef struct rs__sweep_cfg {
   int threads;     /* 0: all cores */
   size_t batch_docs; /* docs per batch (0: default) */
   /* Called on the caller's thread for every evaluated query, in run order
-   * then query order; a non-zero return stops the sweep with that code. */
+   * then query order (runs cut from the same rows, eval --depths: block by
+   * block, each block in the runs' order); a non-zero return stops the
+   * sweep with that code. */
   rs_code (*per_query)(void *ctx, size_t run, size_t query, const double *values, rs_error *err);
   void *per_query_ctx;
   /* Called after every batch. */
@@ -71,7 +73,9 @@ typedef struct rs__run_result {
 } rs__run_result;
 
 /* Evaluates runs[0..n_runs) against corpus c into results[0..n_runs)
- * (free each with rs__run_result_free).  Bad rows stop the sweep with one
+ * (free each with rs__run_result_free).  Consecutive runs with the same
+ * source (rs__run.source) are read once and scored at each one's depth.
+ * Bad rows stop the sweep with one
  * message naming the file, dataset, row (and query) and column. */
 rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *const *runs, size_t n_runs,
                   rs__run_result *results, rs_error *err);

@@ -50,6 +50,12 @@ typedef struct rs__run {
   /* Byte offsets in the file of doc and score when they can be mapped
    * (contiguous, unfiltered, native int32 / float32 / float64), else 0. */
   uint64_t doc_addr, score_addr;
+  /* eval --depths: a virtual run is source's rows, each ranking cut at its
+   * top depth docs once ranked.  Virtual runs of one source follow each
+   * other in a sweep, whose engine reads the rows once for all of them.
+   * A run of a file: source NULL, depth 0 (the whole ranking). */
+  const struct rs__run *source;
+  size_t depth;
 } rs__run;
 
 /* A set of opened runs, from one file. */

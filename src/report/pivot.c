@@ -66,6 +66,7 @@ static rs_code rag_header(rs__agg *t, char **fields, size_t n, size_t c_metric, 
   t->n_cols = n;
   t->col_value = c_mean;
   t->n_keys = c_metric + 2;
+  t->k_measure = t->n_keys - 1;
   t->n_config_cols = c_metric;
   for (size_t i = 0; i < c_metric; i++)
     if (strcmp(fields[i], "judge") == 0) t->n_config_cols = i;
@@ -120,7 +121,11 @@ static rs_code table_header(rs__agg *t, char **fields, size_t n, size_t line, rs
   }
   t->n_cols = n;
   t->col_value = c_value;
-  t->n_keys = c_measure - c_run + 1;
+  /* The keys: run, the attributes and measure, and the columns between
+   * measure and value (eval's base and cutoff, so that --cols cutoff
+   * works). */
+  t->n_keys = (c_value > c_measure ? c_value : c_measure + 1) - c_run;
+  t->k_measure = c_measure - c_run;
   if (!(t->key = calloc(t->n_keys, sizeof *t->key)) || !(t->col = calloc(t->n_keys, sizeof *t->col)) ||
       !(t->val = calloc(t->n_keys, sizeof *t->val)))
     return rs__fail(err, RS_NOMEM, "out of memory");
@@ -563,6 +568,24 @@ static rs_code pivot_build(rs__pivot *p, unsigned char *const *allow, rs_error *
     if (keep) p->sel[p->n_sel++] = i;
   }
   if (p->n_sel == 0) return rs__fail(err, RS_USAGE, "no row of %s matches the --where filters and measures", t->path);
+  /* Keys after the measure (base, cutoff) are parts of it: with cutoff an
+   * axis and the measure not, one table would hold nDCG in one column and
+   * Success in the next under the same caption.  Each such key must then
+   * be an axis or the same in every cell. */
+  const size_t km = RS__AGG_MEASURE(t);
+  for (size_t k = km + 1; k < t->n_keys && !rs__pivot_has_key(p->rows, p->n_rkeys, km) &&
+                          !rs__pivot_has_key(p->cols, p->n_ckeys, km); k++) {
+    if (rs__pivot_has_key(p->rows, p->n_rkeys, k) || rs__pivot_has_key(p->cols, p->n_ckeys, k)) continue;
+    const uint32_t first = t->id[p->sel[0] * t->n_keys + k];
+    for (size_t i = 1; i < p->n_sel; i++) {
+      const uint32_t other = t->id[p->sel[i] * t->n_keys + k];
+      if (other != first)
+        return rs__fail(err, RS_USAGE, "the table would mix measures: its cells have %s '%s' and '%s' (lines %zu and "
+                        "%zu of %s); add %s to --rows or --cols, or keep one with -m or --where %s=...", t->key[k],
+                        t->val[k].str[first], t->val[k].str[other], t->line[p->sel[0]], t->line[p->sel[i]], t->path,
+                        t->key[k], t->key[k]);
+    }
+  }
   if (!(p->r_of = malloc(p->n_sel * sizeof *p->r_of)) || !(p->c_of = malloc(p->n_sel * sizeof *p->c_of)))
     return rs__fail(err, RS_NOMEM, "out of memory");
   if ((rc = axis_positions(p, p->rows, p->n_rkeys, p->r_of, &p->r_first, &p->n_r, err)) ||

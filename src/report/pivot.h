@@ -27,6 +27,8 @@ typedef struct rs__agg {
   char **key;  /* [n_keys] names */
   size_t *col; /* [n_keys] the column each key reads */
   size_t n_keys;
+  size_t k_measure;  /* the measure's key: keys 1..k_measure-1 are the attributes, any after it (base,
+                        cutoff) follow from the measure */
   rs__strdict *val; /* [n_keys] the values of each key */
   uint32_t *id;     /* [n_rows * n_keys] value ids */
   double *value;    /* [n_rows]; NaN: the file says NaN */
@@ -36,7 +38,7 @@ typedef struct rs__agg {
 } rs__agg;
 
 #define RS__AGG_RUN 0
-#define RS__AGG_MEASURE(t) ((t)->n_keys - 1)
+#define RS__AGG_MEASURE(t) ((t)->k_measure)
 
 /* Reads aggregate.csv at path (kept as t->path, so it must outlive t) into
  * a zeroed *t: eval's and compare's run,<attributes>,measure,value, or

@@ -25,7 +25,7 @@ const char *rs__results_measure(const rs__results *r, size_t row)
   return rs__agg_value(&r->agg, row, RS__AGG_MEASURE(&r->agg));
 }
 
-size_t rs__results_n_labels(const rs__results *r) { return r->agg.n_keys - 2; }
+size_t rs__results_n_labels(const rs__results *r) { return RS__AGG_MEASURE(&r->agg) - 1; }
 
 const char *rs__results_label_name(const rs__results *r, size_t label) { return r->agg.key[1 + label]; }
 

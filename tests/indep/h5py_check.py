@@ -353,16 +353,17 @@ def expected(data, queries_mode, ties):
             for m in MEASURES:
                 v = measure(m, rk, qrels[i])
                 per[m].append(v)
-                pq.append([name, ("s", qids[i]), ("s", m), ("n", v)])
+                pq.append([name, ("s", qids[i])] + measure_cells(m) + [("n", v)])
         for m in MEASURES:
             total = sum(per[m])
             v = total if m in SUM_MEASURES else (total / len(evaluated) if evaluated else 0.0)
-            agg.append([name] + acells + [("s", m), ("n", v), policy])
+            agg.append([name] + acells + measure_cells(m) + [("n", v), policy])
         no_rel = sum(1 for i, rk in evaluated if not any(qrels[i].get(dd, -1) >= 1 for dd in rk))
         perfect = sum(1 for i, rk in evaluated if rk and qrels[i].get(rk[0], -1) >= 1)
         for m, v in [("num_q", len(evaluated)), ("num_q_no_rel_ret", no_rel),
                      ("num_q_perfect_P@1", perfect)]:
-            agg.append([name] + acells + [("s", m), ("n", float(v)), policy])
+            # a count is a base of its own, without a cutoff
+            agg.append([name] + acells + [("s", m), ("s", m), ("s", ""), ("n", float(v)), policy])
         if run["latency"] is not None:
             # The spec defines percentiles by numpy.percentile (linear); the data is
             # widened to float64 first because numpy would otherwise work in float32.
@@ -372,9 +373,17 @@ def expected(data, queries_mode, ties):
             vals.append(float(s.max()) * 1000)
             lat.append([name] + acells + [("n", v) for v in vals])
     nattr = len(attrs)
-    return {"aggregate.csv": (["run"] + attrs + ["measure", "value", "queries"], (0, nattr + 1), agg),
-            "per_query.csv": (["run", "query", "measure", "value"], (0, 1, 2), pq),
+    return {"aggregate.csv": (["run"] + attrs + ["measure", "base", "cutoff", "value", "queries"], (0, nattr + 1), agg),
+            "per_query.csv": (["run", "query", "measure", "base", "cutoff", "value"], (0, 1, 2), pq),
             "latency.csv": (["run"] + attrs + LAT_COLS, (0,), lat)}
+
+
+def measure_cells(m):
+    """measure, base, cutoff: the digits after the last '@' are the cutoff (nDCG@10 -> nDCG, 10)."""
+    base, at, cut = m.rpartition("@")
+    if at and re.fullmatch(r"[0-9]+", cut):
+        return [("s", m), ("s", base), ("s", cut)]
+    return [("s", m), ("s", m), ("s", "")]
 
 
 # ----------------------------------------------------------------------------- comparison
