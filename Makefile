@@ -12,8 +12,20 @@ CPPFLAGS += -Iinclude -Isrc -MMD -MP
 # the compiler's contraction choices (never -ffast-math).
 CFLAGS   += -std=c11 $(WARN) $(OPT) $(OMP) -ffp-contract=off -fPIC
 # Deferred (=) so pkg-config runs after `deps` has installed libhdf5-dev.
-HDF5_CFLAGS = $(shell pkg-config --cflags hdf5 2>/dev/null || echo -I/usr/include/hdf5/serial)
-HDF5_LIBS   = $(shell pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
+# The serial HDF5 by name: Debian's hdf5.pc is an alternative that an
+# installed libhdf5-openmpi-dev may point at its OpenMPI flavour.
+# MPI=1 (make mpi): the OpenMPI build of HDF5, compiled by mpicc, with
+# RS_WITH_MPI (src/util/mpi.c, the parallel file access of corpus_h5.c).
+MPI ?=
+HDF5_PKG    = $(if $(MPI),hdf5-openmpi,hdf5-serial)
+HDF5_FALLBACK = $(if $(MPI),openmpi,serial)
+HDF5_CFLAGS = $(shell pkg-config --cflags $(HDF5_PKG) 2>/dev/null || $(if $(MPI),,pkg-config --cflags hdf5 2>/dev/null ||) \
+                echo -I/usr/include/hdf5/$(HDF5_FALLBACK))
+HDF5_LIBS   = $(shell pkg-config --libs $(HDF5_PKG) 2>/dev/null || $(if $(MPI),,pkg-config --libs hdf5 2>/dev/null ||) \
+                echo -L/usr/lib/x86_64-linux-gnu/hdf5/$(HDF5_FALLBACK) -lhdf5)
+ifneq ($(MPI),)
+CPPFLAGS += -DRS_WITH_MPI
+endif
 LDLIBS   += $(HDF5_LIBS) -lcsv -ljson-c -lcurl -lsqlite3 -lz -lm
 
 # The library: every stage folder of src/ but the command line.
@@ -24,6 +36,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
+.PHONY: mpi test-mpi bench-mpi
 .PHONY: all deps build demo judge-demo rag-demo test check asan serial bench clean install fuzz fuzz-build fuzz-regress
 all: deps
 	@$(MAKE) --no-print-directory build
@@ -157,6 +170,26 @@ test: deps
 	  $(BUILD)/test_all --jobs 2 --verbose
 
 check: test
+
+# MPI (README, "MPI"): build-mpi/ragsweep, compiled by mpicc against
+# Debian's OpenMPI and parallel HDF5, installed here only
+# (RAGSWEEP_WITH_MPI=1).  `make test-mpi` runs eval under mpirun at 1..4
+# ranks on a generated sweep and compares every output file byte for byte
+# with the one-process build/ragsweep.
+MPI_BUILD = build-mpi
+mpi: deps
+	@RAGSWEEP_WITH_MPI=1 scripts/install-deps.sh
+	@$(MAKE) --no-print-directory BUILD=$(MPI_BUILD) CC=mpicc MPI=1 build
+
+test-mpi: mpi
+	@$(MAKE) --no-print-directory build
+	tests/mpi/run.sh $(CURDIR)/$(BUILD) $(CURDIR)/$(MPI_BUILD)
+
+# The 100-configuration x 100k-query sweep at 1 and 2 ranks (one thread
+# each): bench/results/mpi.csv.
+bench-mpi: mpi
+	@$(MAKE) --no-print-directory build
+	bench/mpi.sh $(CURDIR)/$(BUILD) $(CURDIR)/$(MPI_BUILD)
 
 serial: deps
 	@$(MAKE) --no-print-directory BUILD=build-serial OMP=-Wno-unknown-pragmas build

@@ -19,6 +19,23 @@ PACKAGES="$PACKAGES python3 python3-numpy python3-h5py"
 # `make fuzz`: libFuzzer and the sanitizer runtimes come with clang's
 # compiler-rt (Debian 12: clang 14).
 [ "${RAGSWEEP_WITH_FUZZ:-0}" = 1 ] && PACKAGES="$PACKAGES clang libclang-rt-14-dev"
+# `make mpi` / `make test-mpi`: OpenMPI and the OpenMPI build of HDF5
+# (parallel HDF5, MPI-IO).  Never for the default build.
+[ "${RAGSWEEP_WITH_MPI:-0}" = 1 ] && PACKAGES="$PACKAGES libopenmpi-dev openmpi-bin libhdf5-openmpi-dev"
+
+# libhdf5-openmpi-dev registers hdf5-openmpi.pc (and hdf5-mpi.pc) as the
+# hdf5.pc alternative with a higher priority than the serial one: in auto
+# mode, installing it would make every `pkg-config hdf5` on the machine
+# (other checkouts, other projects) answer with the OpenMPI flavour.  The
+# alternative is pinned to the serial file first (manual mode, which an
+# install does not override) and checked again afterwards.
+HDF5_PC_DIR=/usr/lib/x86_64-linux-gnu/pkgconfig
+pin_serial_hdf5_pc() {
+  [ -f "$HDF5_PC_DIR/hdf5-serial.pc" ] || return 0
+  command -v update-alternatives >/dev/null 2>&1 || return 0
+  update-alternatives --query hdf5.pc >/dev/null 2>&1 || return 0
+  $SUDO update-alternatives --quiet --set hdf5.pc "$HDF5_PC_DIR/hdf5-serial.pc"
+}
 
 missing=""
 for p in $PACKAGES; do
@@ -35,6 +52,8 @@ if [ "$(id -u)" -ne 0 ]; then
   SUDO="sudo"
 fi
 export DEBIAN_FRONTEND=noninteractive
+case "$missing" in *libhdf5-openmpi-dev*) pin_serial_hdf5_pc ;; esac
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+case "$missing" in *libhdf5-openmpi-dev*) pin_serial_hdf5_pc ;; esac

@@ -24,6 +24,8 @@
 #include "shard_io.h"
 #include "sweep_io.h"
 #include "publish.h"
+#include "engine/sweep_ranks.h"
+#include "util/mpi.h"
 #include "sweep_opts.h"
 #include "util/strbuf.h"
 #include "worst.h"
@@ -650,6 +652,10 @@ static int compare_main(int argc, char **argv, const shard_set *merge, word_trac
     usage_msg = "--qrels scores a corpus's runs; --per-query reads values already scored";
   else if (pq_path && (shard || merge))
     usage_msg = "--shard splits the scoring of runs; --per-query values are compared in one process";
+  else if (pq_path && rs__mpi_size() > 1)
+    usage_msg = "--per-query reads values already scored: nothing to split across MPI ranks; run it as one process";
+  else if (shard && rs__mpi_size() > 1)
+    usage_msg = "--shard and MPI both split the work: under mpirun the ranks take the shares; run --shard as one process";
   if (usage_msg || publish_opts_check(&po, "compare", 1) != 0) {
     if (usage_msg) fprintf(stderr, "ragsweep compare: %s (see 'ragsweep compare --help')\n", usage_msg);
     sweep_opts_free(&so);
@@ -690,13 +696,16 @@ static int compare_main(int argc, char **argv, const shard_set *merge, word_trac
   const double t_start = rs__seconds();
   double t_tests = 0.0;
   struct stat out_st;
-  const int out_existed = stat(out_dir, &out_st) == 0;
-  if (mkdir_p(out_dir) != 0) {
+  /* Under MPI the ranks score their shares of the corpus; rank 0 alone
+   * tests and writes, and its failures here are everyone's. */
+  const int root = rs__mpi_rank() == 0;
+  const int out_existed = root && stat(out_dir, &out_st) == 0;
+  if (root && mkdir_p(out_dir) != 0) {
     if (errno == EEXIST || errno == ENOTDIR) rc = rs__fail(&err, RS_IO, "-o %s: is a file, expected a folder", out_dir);
     else rc = rs__fail(&err, RS_IO, "-o %s: cannot create the output folder: %s", out_dir, strerror(errno));
-    goto fail;
   }
-  made_out_dir = !out_existed;
+  if ((rc = rs__mpi_agree(rc, &err))) goto fail;
+  made_out_dir = root && !out_existed;
   /* 1. Per-query values. */
   const int explicit_measures = so.n_measures > 0;
   sweep_opts_default_measures(&so, defaults, sizeof defaults / sizeof *defaults);
@@ -778,11 +787,9 @@ static int compare_main(int argc, char **argv, const shard_set *merge, word_trac
       goto done;
     }
     if ((rc = values_alloc(&x, &err))) goto fail;
-    if (n_worst) {
-      if ((rc = rs__corpus_load_queries(in.corpus, &err)) ||
-          (rc = worst_open(&worst, out_dir, (size_t)n_worst, spec, in.corpus, &err)))
-        goto fail;
-    }
+    if (n_worst && root && !(rc = rs__corpus_load_queries(in.corpus, &err)))
+      rc = worst_open(&worst, out_dir, (size_t)n_worst, spec, in.corpus, &err);
+    if ((rc = rs__mpi_agree(rc, &err))) goto fail;
     corpus_sink sink = {.x = &x, .spec = spec, .worst = worst, .in = &in};
     if (!(res = calloc(in.n_runs + 1, sizeof *res))) goto nomem;
     scfg.spec = spec;
@@ -791,11 +798,15 @@ static int compare_main(int argc, char **argv, const shard_set *merge, word_trac
     scfg.per_query_ctx = &sink;
     if (merge)
       rc = shard_set_replay(merge, common, spec, res, in.n_runs, in.corpus->nq, take_query, &sink, &err);
-    else rc = rs__shard_eval(&scfg, in.corpus, in.runs, &plan, 0, 1, res, &err);
+    else rc = rs__sweep_ranks(&scfg, in.corpus, in.runs, &plan, res, &err); /* share 0 of 1 without MPI */
     for (size_t r = 0; r < in.n_runs; r++) rs__run_result_free(&res[r]);
     free(res);
     res = NULL;
     if (rc) goto fail;
+    if (!root) { /* rank 0 has every value: it tests and writes */
+      exit_code = RS_EXIT_OK;
+      goto done;
+    }
   }
   const double t_values = rs__seconds();
   const size_t n_runs = x.n_runs;
@@ -1060,7 +1071,10 @@ done:
   free(buf);
   values_free(&x);
   rs__spec_free(spec);
-  if (inp) sweep_input_close(inp);
+  if (inp) {
+    rs__mpi_wait_all(); /* the ranks wait here (asleep) while rank 0 tests and writes */
+    sweep_input_close(inp);
+  }
   for (size_t i = 0; i < n_parsed; i++) gate_free(&gates[i]);
   free(gates);
   sweep_opts_free(&so);

@@ -21,11 +21,13 @@
 #include "metrics/spec.h"
 #include "engine/shard.h"
 #include "engine/sweep.h"
+#include "engine/sweep_ranks.h"
 #include "sweep_io.h"
 #include "publish.h"
 #include "report_files.h"
 #include "shard_io.h"
 #include "sweep_opts.h"
+#include "util/mpi.h"
 #include "worst.h"
 
 static void help(FILE *f)
@@ -368,6 +370,13 @@ static int eval_run(eval_args *a, const shard_set *merge)
   rs_error err = {0};
   rs_code rc;
   gate *gates = NULL;
+  if (rs__mpi_size() > 1 && (a->shard || annb_is_dataset(a->argv[a->first_input]))) {
+    fprintf(stderr, "ragsweep eval: %s; run it as one process (without mpirun, or -np 1)\n",
+            a->shard ? "--shard and MPI both split the work: under mpirun the ranks take the shares"
+                     : "ann-benchmarks inputs are evaluated by one process");
+    eval_args_free(a);
+    return RS_EXIT_USAGE;
+  }
   if (annb_is_dataset(a->argv[a->first_input])) { /* an ann-benchmarks dataset and its results: annb_eval.c */
     const annb_eval_args aa = {.dataset = a->argv[a->first_input], .results = a->argv + a->first_input + 1,
                                .n_results = (size_t)(a->argc - a->first_input - 1), .so = so, .po = po,
@@ -420,6 +429,8 @@ static int eval_run(eval_args *a, const shard_set *merge)
   char **inputs = NULL;
 
   rs__sweep_timing tm = {0};
+  /* Under MPI every rank scores its share and rank 0 alone writes. */
+  const int root = rs__mpi_rank() == 0;
   const double t_start = rs__seconds();
   const direct_opts dop = {.cmd = "eval", .qrels_path = so->qrels_path, .split = so->split, .threads = (int)threads};
   if ((rc = sweep_input_open_args(&in, a->argv + a->first_input, (size_t)(a->argc - a->first_input), &dop, NULL,
@@ -451,7 +462,7 @@ static int eval_run(eval_args *a, const shard_set *merge)
   cfg.latency_cdf = po->report;
   cfg.threads = (int)threads;
   cfg.batch_docs = (size_t)a->batch_docs;
-  if (!a->quiet && isatty(STDERR_FILENO)) {
+  if (!a->quiet && root && isatty(STDERR_FILENO)) {
     clock_gettime(CLOCK_MONOTONIC, &prog.start);
     prog.last = prog.start;
     cfg.progress = show_progress;
@@ -481,37 +492,37 @@ static int eval_run(eval_args *a, const shard_set *merge)
     goto done;
   }
   struct stat out_st;
-  const int out_existed = stat(out_dir, &out_st) == 0;
-  if (mkdir_p(out_dir) != 0) {
+  const int out_existed = root && stat(out_dir, &out_st) == 0;
+  per_query_sink sink = {.in = &in, .spec = spec};
+  /* Rank 0 opens the outputs; whatever fails there fails every rank
+   * before the sweep's collectives. */
+  if (root && mkdir_p(out_dir) != 0) {
     if (errno == EEXIST || errno == ENOTDIR) rc = rs__fail(&err, RS_IO, "-o %s: is a file, expected a folder", out_dir);
     else rc = rs__fail(&err, RS_IO, "-o %s: cannot create the output folder: %s", out_dir, strerror(errno));
-    goto fail;
   }
-  made_out_dir = !out_existed;
-  per_query_sink sink = {.in = &in, .spec = spec};
-  if (a->per_query || n_worst) {
-    if ((rc = rs__corpus_load_queries(in.corpus, &err))) goto fail;
-    cfg.per_query = write_per_query;
-    cfg.per_query_ctx = &sink;
-  }
-  if (a->per_query) {
-    if (!(measure_names = calloc(spec->n_out + 1, sizeof *measure_names))) {
-      rc = rs__fail(&err, RS_NOMEM, "out of memory");
-      goto fail;
+  made_out_dir = root && !rc && !out_existed;
+  if (!rc && root && (a->per_query || n_worst)) {
+    if (!(rc = rs__corpus_load_queries(in.corpus, &err))) {
+      cfg.per_query = write_per_query;
+      cfg.per_query_ctx = &sink;
     }
-    for (size_t k = 0; k < spec->n_out; k++) measure_names[k] = spec->req[k].name;
-    if ((rc = measure_cols_init(&pq_cols, measure_names, spec->n_out, &err)) ||
-        (rc = rs__csv_create(out_dir, "per_query.csv", &pq, &err)))
-      goto fail;
-    rs__csv_str(pq, "run");
-    rs__csv_str(pq, "query");
-    measure_cols_header(pq);
-    rs__csv_str(pq, "value");
-    if ((rc = rs__csv_end_row(pq, &err))) goto fail;
+  }
+  if (!rc && root && a->per_query) {
+    if (!(measure_names = calloc(spec->n_out + 1, sizeof *measure_names))) rc = rs__fail(&err, RS_NOMEM, "out of memory");
+    for (size_t k = 0; !rc && k < spec->n_out; k++) measure_names[k] = spec->req[k].name;
+    if (!rc && !(rc = measure_cols_init(&pq_cols, measure_names, spec->n_out, &err)) &&
+        !(rc = rs__csv_create(out_dir, "per_query.csv", &pq, &err))) {
+      rs__csv_str(pq, "run");
+      rs__csv_str(pq, "query");
+      measure_cols_header(pq);
+      rs__csv_str(pq, "value");
+      rc = rs__csv_end_row(pq, &err);
+    }
     sink.w = pq;
     sink.mc = &pq_cols;
   }
-  if (n_worst && (rc = worst_open(&worst, out_dir, (size_t)n_worst, spec, in.corpus, &err))) goto fail;
+  if (!rc && root && n_worst) rc = worst_open(&worst, out_dir, (size_t)n_worst, spec, in.corpus, &err);
+  if ((rc = rs__mpi_agree(rc, &err))) goto fail;
   sink.worst = worst;
   if (!(res = calloc(in.n_runs ? in.n_runs : 1, sizeof *res))) {
     rc = rs__fail(&err, RS_NOMEM, "out of memory");
@@ -520,9 +531,13 @@ static int eval_run(eval_args *a, const shard_set *merge)
   const double t_sweep = rs__seconds();
   if (merge)
     rc = shard_set_replay(merge, common, spec, res, in.n_runs, in.corpus->nq, cfg.per_query, cfg.per_query_ctx, &err);
-  else rc = rs__shard_eval(&cfg, in.corpus, in.runs, &plan, 0, 1, res, &err);
+  else rc = rs__sweep_ranks(&cfg, in.corpus, in.runs, &plan, res, &err); /* share 0 of 1 without MPI */
   if (prog.shown) fputc('\n', stderr);
   if (rc) goto fail;
+  if (!root) { /* rank 0 writes and prints */
+    exit_code = RS_EXIT_OK;
+    goto done;
+  }
   const double t_write = rs__seconds();
   if (!(run_names = calloc(in.n_runs + 1, sizeof *run_names)) ||
       (!measure_names && !(measure_names = calloc(spec->n_out + 1, sizeof *measure_names)))) {
@@ -634,6 +649,7 @@ done:
   for (size_t i = 0; res && i < in.n_runs; i++) rs__run_result_free(&res[i]);
   free(res);
   rs__spec_free(spec);
+  rs__mpi_wait_all(); /* the ranks wait here (asleep) while rank 0 writes */
   sweep_input_close(&in);
   rs__shard_plan_free(&plan);
   free(common);

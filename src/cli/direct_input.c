@@ -2,6 +2,7 @@
  * temporary corpus (see direct_input.h). */
 #define _GNU_SOURCE
 #include "direct_input.h"
+#include "util/mpi.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -201,6 +202,15 @@ rs_code sweep_input_open_args(sweep_input *in, char **pos, size_t n_pos, const d
   direct_plan own, *p = plan ? plan : &own;
   rs_code rc = direct_plan_make(p, pos, n_pos, o, err);
   if (rc) goto done;
+  if (!p->corpus && rs__mpi_size() > 1) {
+    /* Each rank would import into a private corpus of its own, which the
+     * ranks cannot open together. */
+    rc = rs__fail(err, RS_USAGE,
+                  "%s: under MPI, '%s' reads an HDF5 corpus and run files; convert the text inputs once with "
+                  "'ragsweep import -o corpus.h5 --qrels QRELS RUN ...', then run 'mpirun ... ragsweep %s corpus.h5'",
+                  pos[0], o->cmd, o->cmd);
+    goto done;
+  }
   if (p->corpus) {
     /* A corpus, its run files, and --qrels in place of its qrels. */
     for (size_t i = 1; i < n_pos; i++) {

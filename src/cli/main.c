@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "internal.h"
+#include "util/mpi.h"
 
 
 static void usage(FILE *f)
@@ -62,17 +63,30 @@ static int omp_env_ok(const char *prog)
   return 0;
 }
 
-int main(int argc, char **argv)
+/* Under mpirun with more than one rank, the commands that split their work
+ * across the ranks (README, "MPI"); any other would run P times over. */
+static int splits_under_mpi(const char *cmd) { return strcmp(cmd, "eval") == 0 || strcmp(cmd, "compare") == 0; }
+
+static int run(int argc, char **argv)
 {
   const char *base = strrchr(argv[0], '/');
   base = base ? base + 1 : argv[0];
   if (!omp_env_ok(strcmp(base, "trec_eval") == 0 ? "trec_eval" : "ragsweep")) return RS_EXIT_USAGE;
+  if (strcmp(base, "trec_eval") == 0 && rs__mpi_size() > 1) {
+    fprintf(stderr, "trec_eval: does not split its work across MPI ranks; run it as one process\n");
+    return RS_EXIT_USAGE;
+  }
   if (strcmp(base, "trec_eval") == 0) return rs_cli_trec_eval(argc, argv, "trec_eval");
   if (argc < 2) {
     usage(stderr);
     return RS_EXIT_USAGE;
   }
   const char *cmd = argv[1];
+  if (rs__mpi_size() > 1 && !splits_under_mpi(cmd) && strcmp(cmd, "version") != 0 && strcmp(cmd, "--version") != 0) {
+    fprintf(stderr, "ragsweep: '%s' does not split its work across MPI ranks (eval and compare do); run it as one "
+                    "process (without mpirun, or mpirun -np 1)\n", cmd);
+    return RS_EXIT_USAGE;
+  }
   if (strcmp(cmd, "trec_eval") == 0) return rs_cli_trec_eval(argc - 1, argv + 1, "ragsweep trec_eval");
   if (strcmp(cmd, "eval") == 0) return rs_cli_eval(argc - 1, argv + 1);
   if (strcmp(cmd, "compare") == 0) return rs_cli_compare(argc - 1, argv + 1);
@@ -98,4 +112,12 @@ int main(int argc, char **argv)
   fprintf(stderr, "ragsweep: unknown command '%s'\n\n", cmd);
   usage(stderr);
   return RS_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+  if (rs__mpi_init(&argc, &argv) != 0) return RS_EXIT_INPUT;
+  const int status = run(argc, argv);
+  rs__mpi_finalize();
+  return status;
 }

@@ -11,6 +11,7 @@
 #include "formats/numparse.h"
 #include "engine/sched.h"
 #include "llm/wire.h" /* rs__utf8_valid */
+#include "util/mpi.h"
 #include "util/tmpfiles.h"
 
 #include <hdf5.h>
@@ -791,6 +792,13 @@ typedef struct {
   uint64_t fsize;
   int can_copy; /* the file's addresses are offsets (can_copy) */
   volatile uint64_t progress; /* bumped by the child at every step, watched by the parent */
+  /* Under MPI the ranks share the decoding of data: rank `part` of `parts`
+   * decodes the datasets whose position in the visit is part mod parts
+   * (headers and attributes: every rank).  The same bytes give the same
+   * libhdf5 outcome on every rank, and the outcomes are agreed before the
+   * file is opened, so every dataset any rank reads has been decoded. */
+  unsigned part, parts;
+  uint64_t n_data; /* datasets with data to decode, so far in the visit */
 } probe_state;
 
 /* A child that makes no step for this long is stuck in libhdf5 (some
@@ -1003,8 +1011,14 @@ static void probe_object(hid_t loc, const char *name, probe_state *ps)
     pl = H5Dget_create_plist(o);
     const int want = ps->only ? strcmp(name, ps->only) == 0 : !(ps->skip && strcmp(name, ps->skip) == 0);
     /* The generic readers (ps->numbers) read no strings. */
-    if (t >= 0 && H5Tget_class(t) == H5T_STRING && want && !ps->numbers) probe_strings(ps->path, o, ps->fsize, ps);
-    else if (t >= 0 && want && !ps->only && parent_reads_numbers(ps, name)) {
+    const int strings = t >= 0 && H5Tget_class(t) == H5T_STRING && want && !ps->numbers;
+    const int numbers = !strings && t >= 0 && want && !ps->only && parent_reads_numbers(ps, name);
+    /* Under MPI the ranks share the decoding: rank `part` of `parts` takes
+     * every parts-th dataset. */
+    const int mine = ps->parts <= 1 || (strings || numbers ? ps->n_data++ % ps->parts == ps->part : 0);
+    if (strings && mine) {
+      probe_strings(ps->path, o, ps->fsize, ps);
+    } else if (numbers && mine) {
       /* A run's doc or score that the parent copies with pread (see
        * direct_addr) is never decoded by HDF5 beyond its first element:
        * reading that one is the probe (the rest is plain bytes, checked by
@@ -1066,18 +1080,18 @@ static void probe_child(const char *path, probe_state *ps)
 /* Runs the probe of path in a child; only (if set) limits the strings read
  * to that dataset, skip (if set) excludes one. */
 static rs_code probe_file_links(const char *path, const char *only, const char *skip, const char *const *numbers,
-                                const char *const *links, uint32_t *found, rs_error *err);
+                                const char *const *links, uint32_t *found, int split, rs_error *err);
 
 static rs_code probe_file(const char *path, const char *only, const char *skip, const char *const *numbers,
                           rs_error *err)
 {
-  return probe_file_links(path, only, skip, numbers, NULL, NULL, err);
+  return probe_file_links(path, only, skip, numbers, NULL, NULL, 0, err);
 }
 
 /* As probe_file; with links set, the child only looks up those root links
  * and reports them in *found. */
 static rs_code probe_file_links(const char *path, const char *only, const char *skip, const char *const *numbers,
-                                const char *const *links, uint32_t *found, rs_error *err)
+                                const char *const *links, uint32_t *found, int split, rs_error *err)
 {
   probe_state *ps = mmap(NULL, sizeof *ps, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (ps == MAP_FAILED) return rs__fail(err, RS_NOMEM, "%s: cannot map memory to check the file: %s", path, strerror(errno));
@@ -1087,6 +1101,8 @@ static rs_code probe_file_links(const char *path, const char *only, const char *
   ps->numbers = numbers;
   ps->links = links;
   ps->path = path;
+  ps->part = split ? (unsigned)rs__mpi_rank() : 0;
+  ps->parts = split ? (unsigned)rs__mpi_size() : 1;
   rs_code rc = RS_OK;
   /* The child holds the write end of a pipe: its end (exit or signal)
    * wakes the parent's poll at once, and the poll's timeout watches for a
@@ -1165,34 +1181,51 @@ done:
 static rs_code open_file_reading(const char *path, const char *const *numbers, rs__h5file **out, rs_error *err)
 {
   h5_quiet();
+  rs_code rc = RS_OK;
   FILE *probe = fopen(path, "rb");
-  if (!probe) return rs__fail(err, RS_IO, "%s: cannot open: %s", path, strerror(errno));
-  fclose(probe);
-  if (H5Fis_hdf5(path) <= 0) {
-    if (numbers) return rs__fail(err, RS_FORMAT, "%s: expected an HDF5 file, found something else", path);
-    return rs__fail(err, RS_FORMAT,
+  if (!probe) rc = rs__fail(err, RS_IO, "%s: cannot open: %s", path, strerror(errno));
+  else fclose(probe);
+  if (!rc && H5Fis_hdf5(path) <= 0) {
+    if (numbers) rc = rs__fail(err, RS_FORMAT, "%s: expected an HDF5 file, found something else", path);
+    else
+      rc = rs__fail(err, RS_FORMAT,
                     "%s: expected an HDF5 corpus, found something else; for TREC files run "
                     "'ragsweep import -o corpus.h5 --qrels qrels.txt run.txt' (or eval --qrels ...)",
                     path);
   }
-  /* /docs/text (maybe gigabytes) is probed when it is read. */
-  rs_code prc = probe_file(path, NULL, numbers ? NULL : "/docs/text", numbers, err);
-  if (prc) return prc;
+  /* /docs/text (maybe gigabytes) is probed when it is read.  Under MPI
+   * each rank decodes its part of the data. */
+  if (!rc) rc = probe_file_links(path, NULL, numbers ? NULL : "/docs/text", numbers, NULL, NULL, 1, err);
+  /* Under MPI the open below is collective: every rank goes on, or none. */
+  if ((rc = rs__mpi_agree(rc, err))) return rc;
   rs__h5file *f = rs__calloc(1, sizeof *f);
   if (!f || !(f->path = strdup(path))) {
     free(f);
-    return rs__fail(err, RS_NOMEM, "out of memory");
+    rs__mpi_abort(RS_NOMEM, "ragsweep: out of memory opening an HDF5 file"); /* the others are in H5Fopen */
   }
-  if ((f->fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0) {
+  hid_t fapl = H5P_DEFAULT;
+#if defined(RS_WITH_MPI) && defined(H5_HAVE_PARALLEL)
+  /* Parallel HDF5: every rank opens the file through MPI-IO and reads its
+   * own hyperslabs (independent transfers, the default). */
+  if (rs__mpi_file_comm()) {
+    fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0 || H5Pset_fapl_mpio(fapl, *(const MPI_Comm *)rs__mpi_file_comm(), MPI_INFO_NULL) < 0)
+      rs__mpi_abort(RS_IO, "ragsweep: cannot set up MPI-IO file access (H5Pset_fapl_mpio)");
+  }
+#endif
+  f->fid = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+  if (fapl != H5P_DEFAULT) H5Pclose(fapl);
+  if ((rc = rs__mpi_agree(f->fid < 0 ? rs__fail(err, RS_IO, "%s: cannot open as HDF5", path) : RS_OK, err))) {
+    if (f->fid >= 0) H5Fclose(f->fid);
     free(f->path);
     free(f);
-    return rs__fail(err, RS_IO, "%s: cannot open as HDF5", path);
+    return rc;
   }
   struct stat st;
   f->fd = open(path, O_RDONLY | O_CLOEXEC);
   if (f->fd >= 0 && fstat(f->fd, &st) == 0 && S_ISREG(st.st_mode)) {
     f->size = (uint64_t)st.st_size;
-    f->can_map = can_copy(f->fid);
+    f->can_map = can_copy(f->fid); /* not under MPI-IO: rows are then read by HDF5 as hyperslabs */
   }
   *out = f;
   return RS_OK;
@@ -1733,7 +1766,7 @@ uint32_t rs__h5_root_links(const char *path, const char *const *names)
   fclose(probe);
   uint32_t found = 0;
   h5_quiet();
-  if (probe_file_links(path, NULL, NULL, NULL, names, &found, NULL) != RS_OK) return 0;
+  if (probe_file_links(path, NULL, NULL, NULL, names, &found, 0, NULL) != RS_OK) return 0;
   return found;
 }
 
