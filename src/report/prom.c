@@ -100,35 +100,13 @@ static rs_code label_names(const rs__results *r, const rs__prom_label *reserved,
   return RS_OK;
 }
 
-/* A label value: \\, \" and \n escaped; invalid UTF-8 as U+FFFD. */
-static void put_value(rs__sb *b, const char *s)
+static const char *prom_escape(unsigned c, char hex[8])
 {
-  const unsigned char *u = (const unsigned char *)s;
-  const size_t n = strlen(s);
-  size_t i = 0, run = 0;
-  while (i < n) {
-    const unsigned c = u[i];
-    const char *esc = NULL;
-    size_t len = 1, bad = 1;
-    if (c == '\\') esc = "\\\\";
-    else if (c == '"') esc = "\\\"";
-    else if (c == '\n') esc = "\\n";
-    else if (c >= 0x80 && !(len = rs__utf8_seq_len(u + i, n - i, &bad))) {
-      esc = "\xEF\xBF\xBD";
-      len = bad;
-    }
-    if (!esc) {
-      run += len;
-      i += len;
-      continue;
-    }
-    if (run) rs__sb_add(b, s + i - run, run);
-    rs__sb_str(b, esc);
-    run = 0;
-    i += len;
-  }
-  if (run) rs__sb_add(b, s + i - run, run);
+  return c == '\\' ? "\\\\" : c == '"' ? "\\\"" : c == '\n' ? "\\n" : NULL;
 }
+
+/* A label value: \\, \" and \n escaped; invalid UTF-8 as U+FFFD. */
+static void put_value(rs__sb *b, const char *s) { rs__sb_escaped(b, s, strlen(s), prom_escape); }
 
 static void put_label(rs__sb *b, int *first, const char *name, const char *value)
 {

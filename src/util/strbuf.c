@@ -140,27 +140,17 @@ size_t rs__utf8_seq_len(const unsigned char *s, size_t n, size_t *bad)
   return len;
 }
 
-void rs__sb_json_str(rs__sb *b, const char *s, size_t n)
+void rs__sb_escaped(rs__sb *b, const char *s, size_t n, rs__sb_escape_fn escape)
 {
   const unsigned char *u = (const unsigned char *)s;
-  rs__sb_add(b, "\"", 1);
   size_t i = 0, run = 0; /* run: bytes at u[i - run .. i) to copy as they are */
   while (i < n) {
     const unsigned c = u[i];
     const char *esc = NULL;
     char hex[8];
     size_t len = 1, bad = 0;
-    if (c == '"') esc = "\\\"";
-    else if (c == '\\') esc = "\\\\";
-    else if (c == '\b') esc = "\\b";
-    else if (c == '\f') esc = "\\f";
-    else if (c == '\n') esc = "\\n";
-    else if (c == '\r') esc = "\\r";
-    else if (c == '\t') esc = "\\t";
-    else if (c < 0x20) {
-      snprintf(hex, sizeof hex, "\\u%04x", c);
-      esc = hex;
-    } else if (c >= 0x80 && !(len = rs__utf8_seq_len(u + i, n - i, &bad))) {
+    if (c < 0x80) esc = escape(c, hex);
+    else if (!(len = rs__utf8_seq_len(u + i, n - i, &bad))) {
       esc = "\xEF\xBF\xBD"; /* U+FFFD REPLACEMENT CHARACTER */
       len = bad;
     }
@@ -175,6 +165,29 @@ void rs__sb_json_str(rs__sb *b, const char *s, size_t n)
     i += len;
   }
   if (run) rs__sb_add(b, s + i - run, run);
+}
+
+static const char *json_escape(unsigned c, char hex[8])
+{
+  switch (c) {
+  case '"': return "\\\"";
+  case '\\': return "\\\\";
+  case '\b': return "\\b";
+  case '\f': return "\\f";
+  case '\n': return "\\n";
+  case '\r': return "\\r";
+  case '\t': return "\\t";
+  default:
+    if (c >= 0x20) return NULL;
+    snprintf(hex, 8, "\\u%04x", c);
+    return hex;
+  }
+}
+
+void rs__sb_json_str(rs__sb *b, const char *s, size_t n)
+{
+  rs__sb_add(b, "\"", 1);
+  rs__sb_escaped(b, s, n, json_escape);
   rs__sb_add(b, "\"", 1);
 }
 

@@ -38,6 +38,13 @@ void rs__sb_free(rs__sb *b);
  * at most about limit bytes of items before the count of the rest. */
 void rs__sb_list(rs__sb *b, char *const *items, size_t n, size_t limit);
 
+/* Names the replacement of ASCII byte c (hex: room for one of up to 7
+ * characters), or NULL to keep it. */
+typedef const char *(*rs__sb_escape_fn)(unsigned c, char hex[8]);
+/* Appends the n bytes at s with each ASCII byte that escape names
+ * replaced, and bytes that are not valid UTF-8 as U+FFFD (one per maximal
+ * invalid subpart, as below): the loop of every text format's escaping. */
+void rs__sb_escaped(rs__sb *b, const char *s, size_t n, rs__sb_escape_fn escape);
 /* Appends the n bytes at s as a JSON string literal, quotes included:
  * '"' and '\' escaped, \b \f \n \r \t in their short forms, other control
  * characters (and NUL) as \u00XX.  Bytes that are not valid UTF-8 (stray
