@@ -570,13 +570,13 @@ static rs_code build_stage1(rs__rag *r, size_t j, rs_error *err)
       rc = add_rq(r, K_QUESTIONS, i, j, 0, RS_RAG_ANSWER_RELEVANCY, &sl->questions, err);
     if (!rc && r->need[RS_RAG_CONTEXT_PRECISION])
       for (size_t k = 0; k < s->retrieved_contexts.n && !rc; k++) {
-        size_t idx;
+        size_t idx = NONE; /* set by add_rq unless it fails */
         rc = add_rq(r, K_USEFUL, i, j, k, RS_RAG_CONTEXT_PRECISION, &idx, err);
         if (k == 0) sl->useful0 = idx;
       }
     if (!rc && r->need[RS_RAG_CONTEXT_RECALL]) rc = add_rq(r, K_RECALL, i, j, 0, RS_RAG_CONTEXT_RECALL, &sl->recall, err);
     for (size_t c = 0; c < r->n_criteria && !rc; c++) {
-      size_t idx;
+      size_t idx = NONE;
       rc = add_rq(r, K_CRITERION, i, j, r->criterion_metric[c], RS_RAG_CRITERION, &idx, err);
       if (c == 0) sl->crit0 = idx;
     }
