@@ -1,11 +1,11 @@
 /* test_inputs.c: direct inputs (issue 16): eval, compare and judge on TREC,
  * JSONL and CSV/TSV runs with TREC qrels, BEIR qrels or a BEIR folder, and
- * import on the same inputs.  Direct evaluation is import into a temporary
- * corpus followed by the unchanged engine, so its output files must equal
- * those of `import` then `eval` byte for byte; the values themselves are
- * hand-worked below.  Every command runs with TMPDIR set to a folder of the
- * test, which must be empty afterwards (the temporary corpus is gone, after
- * success and after errors). */
+ * import on the same inputs.  Direct evaluation is import's reading into a
+ * corpus held in memory followed by the unchanged engine, so its output
+ * files must equal those of `import` then `eval` byte for byte; the values
+ * themselves are hand-worked below.  Every command runs with TMPDIR set to
+ * a folder of the test, which must be empty afterwards (the temporary TREC
+ * forms of runs and qrels are gone, after success and after errors). */
 #define _XOPEN_SOURCE 700
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -234,6 +234,98 @@ Test(inputs, each_format_direct_equals_import_then_eval, .timeout = 120)
   cr_expect(lat && !strstr(lat, "runA"), "%s", lat);
   free(lat);
 #undef OUT
+}
+
+/* G, TREC, one long ranking: q1 d9 d8 d3 d1 d2 d10 d11 d12; q2 d4; q3 d6.
+ * 10 docs in 3 x 8 would be mostly padding, so import stores it as CSR.
+ * P@1: q1 0 (d9 unjudged), q2 1, q3 1 -> 2/3.  RR: 1/3, 1, 1 -> 7/9. */
+#define RUN_G                                                                                                          \
+  "q1 Q0 d9 1 9 G\nq1 Q0 d8 2 8 G\nq1 Q0 d3 3 7 G\nq1 Q0 d1 4 6 G\nq1 Q0 d2 5 5 G\nq1 Q0 d10 6 4 G\n"              \
+  "q1 Q0 d11 7 3 G\nq1 Q0 d12 8 2 G\nq2 Q0 d4 1 1 G\nq3 Q0 d6 1 1 G\nq9 Q0 d4 1 1 G\n"
+/* A JSON eval set: q1 and q2 judged as in QRELS, q4 not judged at all (a
+ * query of the set: the runs' rankings of it are kept, and eval skips it). */
+#define EVALSET                                                                                                        \
+  "{\"queries\": [{\"id\": \"q2\", \"query\": \"two\", \"graded_relevance\": {\"d4\": 1, \"d5\": 0}},\n"          \
+  " {\"id\": \"q4\", \"query\": \"four\"},\n"                                                                        \
+  " {\"id\": \"q1\", \"graded_relevance\": {\"d1\": 1, \"d2\": 0, \"d3\": 2}}]}\n"
+/* H, CSV with latency, ranking q4 (unjudged in EVALSET) and q1. */
+#define RUN_H "query_id,doc_id,score,latency_ms\nq4,d1,0.9,7\nq1,d1,0.8,3\nq1,d3,0.5,3\nq4,d2,0.1,7\n"
+
+/* Every eval output of two runs with --per-query (latencies included). */
+static void expect_same_eval_files(const char *out1, const char *out2)
+{
+  static const char *const files[] = {"aggregate.csv", "per_query.csv", "latency.csv", "latency_hist.csv"};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    char a[600], b[600];
+    snprintf(a, sizeof a, "%s/%s", out1, files[i]);
+    snprintf(b, sizeof b, "%s/%s", out2, files[i]);
+    expect_same_file(a, b);
+  }
+}
+
+/* The corpus built in memory gives the bytes of import then eval: TREC,
+ * JSONL and CSV runs two by two, with latencies, named out of name order,
+ * one stored as CSR, topics the qrels do not judge (dropped), --depths
+ * (virtual runs over the rows in memory), and a JSON eval set with a query
+ * that has no judgments (its rankings kept). */
+Test(inputs, in_memory_corpus_equals_import_then_eval, .timeout = 120)
+{
+  char *d = fixture();
+  put(d, "runG.txt", RUN_G);
+  put(d, "set.json", EVALSET);
+  put(d, "runH.csv", RUN_H);
+  static const char *const pairs[][2] = {{"zz=$D/runB.jsonl", "aa=$D/runG.txt"},
+                                         {"$D/runD.csv", "$D/runA.txt"},
+                                         {"$D/runB.jsonl", "$D/runD.csv"}};
+  for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+    th_result r = rs(d, "eval $D/q.txt %s %s -o $D/m%zu --per-query", pairs[i][0], pairs[i][1], i);
+    expect_ok(&r, pairs[i][0]);
+    r = rs(d, "import -o $D/m%zu.h5 --qrels $D/q.txt %s %s", i, pairs[i][0], pairs[i][1]);
+    expect_ok(&r, pairs[i][0]);
+    r = rs(d, "eval $D/m%zu.h5 -o $D/f%zu --per-query", i, i);
+    expect_ok(&r, pairs[i][0]);
+    char a[600], b[600];
+    snprintf(a, sizeof a, "%s/m%zu", d, i);
+    snprintf(b, sizeof b, "%s/f%zu", d, i);
+    expect_same_eval_files(a, b);
+    /* --depths cuts the rows in memory as it cuts the file's */
+    r = rs(d, "eval $D/q.txt %s %s -o $D/md%zu --per-query --depths 1,2", pairs[i][0], pairs[i][1], i);
+    expect_ok(&r, "--depths, direct");
+    r = rs(d, "eval $D/m%zu.h5 -o $D/fd%zu --per-query --depths 1,2", i, i);
+    expect_ok(&r, "--depths, imported");
+    snprintf(a, sizeof a, "%s/md%zu", d, i);
+    snprintf(b, sizeof b, "%s/fd%zu", d, i);
+    expect_same_eval_files(a, b);
+  }
+  cr_expect_eq(tmp_entries(d), 0);
+  /* G is stored as CSR, B dense with its latencies */
+  th_result r = rs(d, "check $D/m0.h5");
+  cr_expect(strstr(r.out, "run aa: ok (CSR, 3 queries, 10 docs, scores)"), "%s", r.out);
+  cr_expect(strstr(r.out, "run zz: ok (dense 3 x 2, scores, latency)"), "%s", r.out);
+  th_free(&r);
+  char out[600];
+  snprintf(out, sizeof out, "%s/m0", d);
+  cr_expect_float_eq(agg_value(out, "aa", "P@1"), 2.0 / 3.0, 1e-15);
+  cr_expect_float_eq(agg_value(out, "aa", "RR@10"), 7.0 / 9.0, 1e-15);
+  cr_expect_float_eq(agg_value(out, "zz", "RR@10"), 5.0 / 6.0, 1e-15);
+  /* the rows follow the name order of the runs, as the file lists them */
+  char *agg = th_slurp(th_join(out, "aggregate.csv"), NULL);
+  cr_assert(agg);
+  cr_expect(strstr(agg, "\naa,") && strstr(agg, "\nzz,") && strstr(agg, "\naa,") < strstr(agg, "\nzz,"), "%s", agg);
+  free(agg);
+
+  /* The JSON eval set: q4 has no judgments; H ranks it (latency 7 ms) and q1. */
+  r = rs(d, "eval $D/set.json $D/runH.csv $D/runA.txt -o $D/js --per-query");
+  expect_ok(&r, "eval set, direct");
+  r = rs(d, "import -o $D/js.h5 --qrels $D/set.json $D/runH.csv $D/runA.txt");
+  expect_ok(&r, "eval set, import");
+  r = rs(d, "eval $D/js.h5 -o $D/jsf --per-query");
+  expect_ok(&r, "eval set, imported");
+  expect_same_eval_files(th_join(d, "js"), th_join(d, "jsf"));
+  /* H: q1 only (q4 unjudged): P@1 1 (d1), RR 1; its latencies 3 and 7 ms (q2 it does not rank: left out) */
+  cr_expect_float_eq(agg_value(th_join(d, "js"), "runH", "P@1"), 1.0, 0);
+  cr_expect_float_eq(agg_value(th_join(d, "js"), "runH", "num_q"), 1.0, 0);
+  cr_expect_eq(tmp_entries(d), 0);
 }
 
 /* All formats in one command, positional qrels and --qrels, TREC and BEIR
@@ -580,7 +672,9 @@ Test(inputs, detection)
 }
 
 /* SIGTERM while the corpus is being built (the run comes from a pipe that
- * stays open): the handler removes the temporary files and folder. */
+ * stays open): the handler removes the temporary files.  The corpus itself
+ * is built in memory; BEIR qrels are read through a temporary TREC form,
+ * which is in TMPDIR while the run is read. */
 Test(inputs, temporary_corpus_removed_on_sigterm, .timeout = 60)
 {
   char *d = fixture();
@@ -591,7 +685,7 @@ Test(inputs, temporary_corpus_removed_on_sigterm, .timeout = 60)
   cr_assert(write(wfd, "q1 Q0 d1 1 1.0 A\n", 17) == 17);
   char env[4200], qrels[600], out[600];
   snprintf(env, sizeof env, "TMPDIR=%s/tmp", d);
-  snprintf(qrels, sizeof qrels, "%s/q.txt", d);
+  snprintf(qrels, sizeof qrels, "%s/bq.tsv", d);
   snprintf(out, sizeof out, "%s/out", d);
   const pid_t pid = fork();
   cr_assert(pid >= 0);
@@ -605,13 +699,13 @@ Test(inputs, temporary_corpus_removed_on_sigterm, .timeout = 60)
     execl(th_bin(), th_bin(), "eval", "--qrels", qrels, "-", "-o", out, (char *)NULL);
     _exit(98);
   }
-  /* wait for the private folder to appear */
+  /* wait for the temporary qrels file to appear */
   int seen = 0;
   for (int i = 0; i < 500 && !seen; i++) {
     seen = tmp_entries(d) > 0;
     if (!seen) nanosleep(&(struct timespec){0, 10000000}, NULL);
   }
-  cr_expect(seen, "the temporary folder appeared");
+  cr_expect(seen, "the temporary qrels file appeared");
   nanosleep(&(struct timespec){0, 50000000}, NULL);
   kill(pid, SIGTERM);
   int status = 0;

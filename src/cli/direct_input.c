@@ -1,11 +1,10 @@
 /* direct_input.c: text inputs for eval, compare and judge through a
- * temporary corpus (see direct_input.h). */
+ * corpus built in memory (see direct_input.h). */
 #define _GNU_SOURCE
 #include "direct_input.h"
 #include "util/mpi.h"
 
 #include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +13,6 @@
 
 #include "formats/detect.h"
 #include "util/strbuf.h"
-#include "util/tmpfiles.h"
-
-struct direct_tmp {
-  char dir[4096], corpus[4200];
-  int dir_h, corpus_h; /* rs__tmp_register handles */
-};
 
 char *direct_run_name(const char *path)
 {
@@ -160,42 +153,6 @@ rs_code direct_plan_make(direct_plan *p, char **pos, size_t n_pos, const direct_
   return RS_OK;
 }
 
-/* --- the private folder ------------------------------------------------------------- */
-
-void direct_tmp_remove(struct direct_tmp *t)
-{
-  if (!t) return;
-  unlink(t->corpus);
-  rmdir(t->dir);
-  rs__tmp_forget(t->corpus_h);
-  rs__tmp_forget(t->dir_h);
-  free(t);
-}
-
-static rs_code tmp_make(const char *cmd, struct direct_tmp **out, rs_error *err)
-{
-  const char *root = getenv("TMPDIR");
-  if (!root || !*root) root = "/tmp";
-  struct direct_tmp *t = calloc(1, sizeof *t);
-  if (!t) return rs__fail(err, RS_NOMEM, "out of memory");
-  t->dir_h = t->corpus_h = -1;
-  if ((size_t)snprintf(t->dir, sizeof t->dir, "%s/ragsweep-%s-XXXXXX", root, cmd) >= sizeof t->dir) {
-    free(t);
-    return rs__fail(err, RS_IO, "TMPDIR %s: the path is too long for a temporary folder", root);
-  }
-  if (!mkdtemp(t->dir)) {
-    rs_code rc = rs__fail(err, RS_IO, "TMPDIR %s: cannot create a temporary folder for the corpus built from the "
-                                      "inputs: %s (set TMPDIR to a writable folder)", root, strerror(errno));
-    free(t);
-    return rc;
-  }
-  snprintf(t->corpus, sizeof t->corpus, "%s/corpus.h5", t->dir);
-  t->dir_h = rs__tmp_register(t->dir);
-  t->corpus_h = rs__tmp_register(t->corpus);
-  *out = t;
-  return RS_OK;
-}
-
 rs_code sweep_input_open_args(sweep_input *in, char **pos, size_t n_pos, const direct_opts *o, direct_plan *plan,
                               rs_error *err)
 {
@@ -203,8 +160,8 @@ rs_code sweep_input_open_args(sweep_input *in, char **pos, size_t n_pos, const d
   rs_code rc = direct_plan_make(p, pos, n_pos, o, err);
   if (rc) goto done;
   if (!p->corpus && rs__mpi_size() > 1) {
-    /* Each rank would import into a private corpus of its own, which the
-     * ranks cannot open together. */
+    /* The ranks share the work of one corpus file (engine/sweep_ranks.c);
+     * each would otherwise parse every text input whole for its share. */
     rc = rs__fail(err, RS_USAGE,
                   "%s: under MPI, '%s' reads an HDF5 corpus and run files; convert the text inputs once with "
                   "'ragsweep import -o corpus.h5 --qrels QRELS RUN ...', then run 'mpirun ... ragsweep %s corpus.h5'",
@@ -230,9 +187,8 @@ rs_code sweep_input_open_args(sweep_input *in, char **pos, size_t n_pos, const d
     goto done;
   }
   size_t *dropped = calloc(p->n_runs, sizeof *dropped), *no_latency = calloc(p->n_runs, sizeof *no_latency);
-  struct direct_tmp *t = NULL;
+  rs__corpus *c = NULL;
   if (!dropped || !no_latency) rc = rs__fail(err, RS_NOMEM, "out of memory");
-  if (!rc) rc = tmp_make(o->cmd, &t, err);
   if (!rc) {
     const rs__import_cfg cfg = {.qrels_path = p->qrels_path,
                                 .queries_path = p->qrels_path ? NULL : o->queries_path,
@@ -241,7 +197,7 @@ rs_code sweep_input_open_args(sweep_input *in, char **pos, size_t n_pos, const d
                                 .threads = o->threads,
                                 .dropped = dropped,
                                 .no_latency = no_latency};
-    rc = rs__import(&cfg, t->corpus, err);
+    rc = rs__import_corpus(&cfg, &c, err);
   }
   if (!rc) {
     for (size_t i = 0; i < p->n_runs; i++) {
@@ -252,11 +208,8 @@ rs_code sweep_input_open_args(sweep_input *in, char **pos, size_t n_pos, const d
         fprintf(stderr, "ragsweep %s: note: run %s gives no latency_ms for %zu of the judged queries (it does not "
                         "rank them), so latency.csv leaves the run out\n", o->cmd, p->runs[i].name, no_latency[i]);
     }
-    rc = sweep_input_open(in, t->corpus, NULL, 0, err);
-    in->tmp = t; /* removed by sweep_input_close, after the corpus */
-    t = NULL;
+    rc = sweep_input_adopt(in, c, err); /* in owns c, also after an error */
   }
-  direct_tmp_remove(t);
   free(dropped);
   free(no_latency);
 done:

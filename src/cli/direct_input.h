@@ -11,11 +11,12 @@
  * replaces its qrels/SPLIT.tsv.
  *
  * Direct evaluation is import followed by the unchanged engine: the inputs
- * are imported (rs__import, exactly as `ragsweep import` does) into a
- * corpus in a private folder TMPDIR/ragsweep-CMD-XXXXXX, which is opened as
- * any corpus and removed when the input is closed, on an error, or on
- * SIGINT/SIGTERM/SIGHUP (util/tmpfiles.h).  So the values are those of
- * import and eval by construction. */
+ * are read by the code of `ragsweep import` (rs__import_corpus) into a
+ * corpus held in memory, the one rs__corpus_open would give for the file
+ * import writes, and no file is written (only the temporary TREC forms of
+ * JSONL/CSV runs and BEIR or JSON judgments while they are read, removed at
+ * once or on SIGINT/SIGTERM/SIGHUP, util/tmpfiles.h).  So the values are
+ * those of import and eval by construction. */
 #ifndef RAGSWEEP_CLI_DIRECT_INPUT_H
 #define RAGSWEEP_CLI_DIRECT_INPUT_H
 
@@ -61,9 +62,5 @@ char *direct_run_name(const char *path);
  * plan, for judge's BEIR texts; free it with direct_plan_free. */
 rs_code sweep_input_open_args(sweep_input *in, char **pos, size_t n_pos, const direct_opts *o, direct_plan *plan,
                               rs_error *err);
-
-/* Removes the private folder of an imported corpus (after the corpus is
- * closed); accepts NULL.  sweep_input_close calls it. */
-void direct_tmp_remove(struct direct_tmp *t);
 
 #endif

@@ -71,7 +71,6 @@ void sweep_input_close(sweep_input *in)
   free(in->cut);
   free(in->cut_text);
   rs__corpus_close(in->corpus);
-  direct_tmp_remove(in->tmp); /* after the corpus is closed */
   memset(in, 0, sizeof *in);
 }
 
@@ -114,10 +113,10 @@ static rs_code collect_keys(sweep_input *in, size_t n_all, rs_error *err)
   return RS_OK;
 }
 
-rs_code sweep_input_open(sweep_input *in, const char *corpus, char **paths, size_t n_paths, rs_error *err)
+/* The run files beside in->corpus, the list of every run and its checks. */
+static rs_code attach_runs(sweep_input *in, char **paths, size_t n_paths, rs_error *err)
 {
-  rs_code rc = rs__corpus_open(corpus, &in->corpus, err);
-  if (rc) return rc;
+  rs_code rc = RS_OK;
   if (!(in->files = calloc(n_paths ? n_paths : 1, sizeof *in->files)))
     return rs__fail(err, RS_NOMEM, "out of memory");
   for (size_t i = 0; i < n_paths; i++) {
@@ -141,6 +140,18 @@ rs_code sweep_input_open(sweep_input *in, const char *corpus, char **paths, size
     n_all += in->runs[i]->n_attrs;
   }
   return collect_keys(in, n_all, err);
+}
+
+rs_code sweep_input_open(sweep_input *in, const char *corpus, char **paths, size_t n_paths, rs_error *err)
+{
+  rs_code rc = rs__corpus_open(corpus, &in->corpus, err);
+  return rc ? rc : attach_runs(in, paths, n_paths, err);
+}
+
+rs_code sweep_input_adopt(sweep_input *in, rs__corpus *corpus, rs_error *err)
+{
+  in->corpus = corpus;
+  return attach_runs(in, NULL, 0, err);
 }
 
 static const char TOP_K[] = "top_k";

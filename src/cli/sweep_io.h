@@ -12,8 +12,6 @@
 #include "engine/latency.h"
 #include "engine/sweep.h"
 
-struct direct_tmp; /* direct_input.h */
-
 typedef struct sweep_input {
   rs__corpus *corpus;
   rs__runset *files;
@@ -22,7 +20,6 @@ typedef struct sweep_input {
   size_t n_runs;
   char **keys; /* attribute columns: union of the runs' keys, bytewise order */
   size_t n_keys;
-  struct direct_tmp *tmp; /* the private folder of a corpus imported from text inputs, or NULL */
   /* --depths: the virtual runs runs[] then points to, and their strings */
   rs__run *cut;
   size_t n_cut;
@@ -32,6 +29,9 @@ typedef struct sweep_input {
 /* Opens the corpus and the run files (which follow its query order);
  * run names must be unique across them. */
 rs_code sweep_input_open(sweep_input *in, const char *corpus, char **run_paths, size_t n_paths, rs_error *err);
+/* The same for a corpus already open (an in-memory one, built from text
+ * inputs), with no run files; in owns it from here on, also after an error. */
+rs_code sweep_input_adopt(sweep_input *in, rs__corpus *corpus, rs_error *err);
 void sweep_input_close(sweep_input *in);
 /* RS_FORMAT when one of r's attributes has the name of a fixed output
  * column (run, measure, value, n, mean_ms, ...), naming the file, the run,

@@ -34,6 +34,16 @@ typedef struct rs__attr {
 
 typedef struct rs__h5file rs__h5file;
 
+/* The rows of a run held in memory (a corpus built by rs__import_corpus):
+ * CSR over the queries, in the order and types import writes them. */
+typedef struct rs__run_mem {
+  char *path;       /* the text run it was read from, for messages */
+  int64_t *off;     /* [n_rows + 1] */
+  int32_t *doc;     /* [off[n_rows]] doc indexes */
+  double *score;    /* [off[n_rows]] */
+  double *latency;  /* [n_rows] seconds, or NULL */
+} rs__run_mem;
+
 /* One run: where it lives and its layout; its rows are read with rs__run_read. */
 typedef struct rs__run {
   char *name;
@@ -50,6 +60,10 @@ typedef struct rs__run {
   /* Byte offsets in the file of doc and score when they can be copied with
    * pread (contiguous, unfiltered, native int32 / float32 / float64), else 0. */
   uint64_t doc_addr, score_addr;
+  /* A run in memory: its rows (owned by the runset), else NULL.  csr, k
+   * and n_docs then describe the layout import would write, which sizes
+   * the engine's blocks as it would for the file. */
+  const rs__run_mem *mem;
   /* eval --depths: a virtual run is source's rows, each ranking cut at its
    * top depth docs once ranked.  Virtual runs of one source follow each
    * other in a sweep, whose engine reads the rows once for all of them.
@@ -58,11 +72,12 @@ typedef struct rs__run {
   size_t depth;
 } rs__run;
 
-/* A set of opened runs, from one file. */
+/* A set of opened runs, from one file, or held in memory (file NULL). */
 typedef struct rs__runset {
   rs__h5file *file;
   rs__run *run;
   size_t n;
+  rs__run_mem *mem; /* [n] the rows of runs in memory (owned), or NULL */
 } rs__runset;
 
 typedef struct rs__corpus {
@@ -81,6 +96,11 @@ typedef struct rs__corpus {
   int32_t *qdoc;    /* doc indexes */
   int32_t *qgrade;
   rs__runset runs;  /* the corpus's own runs */
+  /* Built in memory by rs__import_corpus (no file; runs.file is NULL):
+   * everything above is loaded, and doc_id points into id_blocks (owned). */
+  int in_memory;
+  char **id_blocks;
+  size_t n_id_blocks;
 } rs__corpus;
 
 /* Opens a corpus: checks root attributes, reads ids and qrels, checks the

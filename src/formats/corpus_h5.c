@@ -7,6 +7,7 @@
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #define _POSIX_C_SOURCE 200809L
 #include "formats/corpus.h"
+#include "formats/corpus_mem.h"
 #include "formats/h5read.h"
 #include "formats/numparse.h"
 #include "engine/sched.h"
@@ -1330,6 +1331,7 @@ void rs__runset_close(rs__runset *s)
   if (!s) return;
   for (size_t i = 0; i < s->n; i++) free_run(&s->run[i]);
   free(s->run);
+  rs__mem_runset_free(s);
   close_file(s->file);
   memset(s, 0, sizeof *s);
 }
@@ -1624,6 +1626,7 @@ rs_code rs__corpus_load_queries(rs__corpus *c, rs_error *err)
 {
   size_t n = 0;
   rs_code rc;
+  if (c->in_memory) return RS_OK; /* built with its ids and texts */
   if (!c->query_id && (rc = read_strings(c->runs.file->fid, c->path, "/queries/id", c->nq, &c->query_id, &n, err)))
     return rc;
   if (c->has_text && !c->query_text &&
@@ -1638,7 +1641,7 @@ rs_code rs__corpus_load_doc_texts(rs__corpus *c, rs_error *err)
   if (!c->has_doc_text)
     return rs__fail(err, RS_FORMAT, "%s: no /docs/text; expected the doc texts (ragsweep import --docs FILE writes them)",
                     c->path);
-  if (c->doc_text) return RS_OK;
+  if (c->doc_text || c->in_memory) return RS_OK;
   rs_code rc = probe_file(c->path, "/docs/text", NULL, NULL, err);
   if (rc) return rc;
   return read_strings(c->runs.file->fid, c->path, "/docs/text", c->nd, &c->doc_text, &n, err);
@@ -1663,6 +1666,7 @@ void rs__corpus_close(rs__corpus *c)
   free(c->qdoc);
   free(c->qgrade);
   rs__runset_close(&c->runs);
+  rs__mem_corpus_free_ids(c);
   free(c);
 }
 
@@ -1733,6 +1737,7 @@ rs_code rs__run_read(const rs__run *run, size_t q0, size_t n, rs__block *b, rs_e
   hid_t g = -1, d = -1;
   rs_code rc = RS_OK;
   const char *file = run->path;
+  if (run->mem) return rs__mem_run_read(run, q0, n, b, err);
   b->doc = NULL;
   b->score32 = NULL;
   b->score64 = NULL;
@@ -1806,6 +1811,7 @@ void rs__block_free(rs__block *b)
 rs_code rs__run_read_latency(const rs__run *run, double *out, rs_error *err)
 {
   char shown[600];
+  if (run->mem) return rs__mem_run_read_latency(run, out, err);
   snprintf(shown, sizeof shown, "/runs/%s/latency", run->name);
   hid_t d = H5Dopen2(run->file->fid, shown, H5P_DEFAULT);
   if (d < 0) return rs__fail(err, RS_IO, "%s:%s: cannot open", run->path, shown);

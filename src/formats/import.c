@@ -1,6 +1,7 @@
 /* import.c: TREC qrels and runs, or a JSON evaluation set -> a corpus. */
 #define _POSIX_C_SOURCE 200809L
 #include "formats/import.h"
+#include "formats/corpus_mem.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -21,12 +22,42 @@
 /* --- doc ids: interned, then numbered in strcmp order ---------------------- */
 
 typedef struct {
-  char **id;   /* [n] malloc'd strings, by provisional number */
+  char **id;   /* [n] by provisional number, pointing into block */
   uint64_t *hash;
   size_t n, cap;
   uint32_t *slot; /* 0 empty, else 1 + provisional number */
   size_t mask;
+  /* The ids' bytes, in blocks of 1 MiB (or one id's length): one malloc
+   * per block, not per id; an in-memory corpus takes the blocks over. */
+  char **block;
+  size_t n_block, cap_block;
+  char *free_at;
+  size_t free_len;
 } interner;
+
+#define INTERN_BLOCK ((size_t)1 << 20)
+
+/* len + 1 bytes for an id, or NULL when out of memory. */
+static char *intern_bytes(interner *in, size_t len)
+{
+  if (len + 1 > in->free_len) {
+    if (in->n_block == in->cap_block) {
+      const size_t cap = in->cap_block ? 2 * in->cap_block : 64;
+      char **b = rs__realloc(in->block, rs__mul(cap, sizeof *b));
+      if (!b) return NULL;
+      in->block = b;
+      in->cap_block = cap;
+    }
+    const size_t size = len + 1 > INTERN_BLOCK ? len + 1 : INTERN_BLOCK;
+    if (!(in->free_at = rs__malloc(size))) return NULL;
+    in->block[in->n_block++] = in->free_at;
+    in->free_len = size;
+  }
+  char *p = in->free_at;
+  in->free_at += len + 1;
+  in->free_len -= len + 1;
+  return p;
+}
 
 static int intern_grow(interner *in)
 {
@@ -63,7 +94,7 @@ static int64_t intern(interner *in, const char *s, size_t len)
     }
   }
   if (in->n == in->cap && !intern_grow(in)) return -1;
-  char *copy = rs__malloc(len + 1);
+  char *copy = intern_bytes(in, len);
   if (!copy) return -1;
   memcpy(copy, s, len);
   copy[len] = '\0';
@@ -78,7 +109,8 @@ static int64_t intern(interner *in, const char *s, size_t len)
 
 static void interner_free(interner *in)
 {
-  for (size_t i = 0; i < in->n; i++) free(in->id[i]);
+  for (size_t i = 0; i < in->n_block; i++) free(in->block[i]);
+  free(in->block);
   free(in->id);
   free(in->hash);
   free(in->slot);
@@ -597,8 +629,11 @@ done:
   return rc;
 }
 
-static rs_code write_run(rs__h5w *w, const rs__import_run *ir, const run_rows *r, size_t nq, const int32_t *final,
-                         rs_error *err)
+/* Dense [nq, K] unless padding would take more than half the space. */
+static int run_is_dense(const run_rows *r, size_t nq) { return (size_t)r->off[nq] * 2 >= nq * r->k; }
+
+/* Writes a run whose doc numbers are final (import_parse). */
+static rs_code write_run(rs__h5w *w, const rs__import_run *ir, const run_rows *r, size_t nq, rs_error *err)
 {
   char group[1024], path[1100];
   snprintf(group, sizeof group, "/runs/%s", ir->name);
@@ -608,8 +643,7 @@ static rs_code write_run(rs__h5w *w, const rs__import_run *ir, const run_rows *r
   const size_t total = (size_t)r->off[nq];
   int32_t *doc = NULL;
   double *score = NULL;
-  const int dense = total * 2 >= nq * r->k; /* padding takes at most half */
-  if (dense) {
+  if (run_is_dense(r, nq)) {
     doc = rs__malloc(rs__mul(rs__mul(nq, r->k), sizeof *doc));
     score = rs__calloc(rs__mul(nq, r->k) ? rs__mul(nq, r->k) : 1, sizeof *score);
     if (!doc || !score) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
@@ -617,7 +651,7 @@ static rs_code write_run(rs__h5w *w, const rs__import_run *ir, const run_rows *r
       for (size_t c = 0; c < r->k; c++) {
         size_t at = (size_t)r->off[i] + c;
         int in_row = at < (size_t)r->off[i + 1];
-        doc[i * r->k + c] = in_row ? final[r->doc[at]] : -1;
+        doc[i * r->k + c] = in_row ? r->doc[at] : -1;
         score[i * r->k + c] = in_row ? r->score[at] : 0.0;
       }
     uint64_t dims[2] = {nq, r->k};
@@ -626,15 +660,12 @@ static rs_code write_run(rs__h5w *w, const rs__import_run *ir, const run_rows *r
     snprintf(path, sizeof path, "%s/score", group);
     rc = rs__h5w_array(w, path, RS_DT_F64, 2, dims, score, err);
   } else {
-    doc = rs__malloc(rs__mul(total, sizeof *doc));
-    if (!doc) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
-    for (size_t i = 0; i < total; i++) doc[i] = final[r->doc[i]];
     uint64_t dims[1] = {nq + 1};
     snprintf(path, sizeof path, "%s/offsets", group);
     if ((rc = rs__h5w_array(w, path, RS_DT_I64, 1, dims, r->off, err))) goto done;
     dims[0] = total;
     snprintf(path, sizeof path, "%s/doc", group);
-    if ((rc = rs__h5w_array(w, path, RS_DT_I32, 1, dims, doc, err))) goto done;
+    if ((rc = rs__h5w_array(w, path, RS_DT_I32, 1, dims, r->doc, err))) goto done;
     snprintf(path, sizeof path, "%s/score", group);
     rc = rs__h5w_array(w, path, RS_DT_F64, 1, dims, r->score, err);
   }
@@ -667,18 +698,49 @@ static rs_code texts_for(const rs__texts *texts, const char *what, const char *c
   return RS_OK;
 }
 
-rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *err)
+
+/* --- reading the inputs: what both the file and the in-memory corpus hold ------ */
+
+/* The corpus as read from the inputs, before it is written or handed over:
+ * queries in strcmp order, doc numbers final (strcmp order of the ids). */
+typedef struct {
+  judgments j;
+  interner docs;
+  run_rows *runs;      /* [n_runs] */
+  size_t n_runs;
+  const char **sorted; /* [docs.n] the doc ids in strcmp order (views into docs) */
+  rs__texts *qtexts, *dtexts;
+  const char **qtext;  /* [j.nq] from queries_path, or NULL (views into qtexts) */
+  const char **dtext;  /* [docs.n] from docs_path, or NULL (views into dtexts) */
+} parsed;
+
+static void parsed_free(parsed *p)
 {
-  rs__texts *qtexts = NULL, *dtexts = NULL;
-  const char **qtext = NULL, **dtext = NULL;
-  interner docs = {0};
-  judgments j = {.tmp_qrels = TMP_TEXT_NONE};
-  run_rows *runs = rs__calloc(cfg->n_runs ? cfg->n_runs : 1, sizeof *runs);
+  for (size_t i = 0; p->runs && i < p->n_runs; i++) run_rows_free(&p->runs[i]);
+  free(p->runs);
+  free(p->sorted);
+  judgments_free(&p->j);
+  interner_free(&p->docs);
+  free(p->qtext);
+  free(p->dtext);
+  rs__texts_free(p->qtexts);
+  rs__texts_free(p->dtexts);
+}
+
+/* Reads the judgments, the runs and the texts of cfg into p (see import.h
+ * for what is kept and in which order); p is freed by parsed_free, also
+ * after an error. */
+static rs_code import_parse(const rs__import_cfg *cfg, parsed *p, rs_error *err)
+{
+  memset(p, 0, sizeof *p);
+  p->j.tmp_qrels = (tmp_text)TMP_TEXT_NONE;
   int32_t *perm = NULL, *final = NULL;
   size_t *row_of = NULL, n_topics = 0;
-  rs__h5w *w = NULL;
-  rs_code rc = runs ? RS_OK : rs__fail(err, RS_NOMEM, "out of memory");
-  if (rc) return rc;
+  rs_code rc = RS_OK;
+  if (!(p->runs = rs__calloc(cfg->n_runs ? cfg->n_runs : 1, sizeof *p->runs))) return rs__fail(err, RS_NOMEM, "out of memory");
+  p->n_runs = cfg->n_runs;
+  judgments *j = &p->j;
+  interner *docs = &p->docs;
   for (size_t i = 0; i < cfg->n_runs; i++)
     for (size_t k = 0; k < i; k++)
       if (strcmp(cfg->runs[i].name, cfg->runs[k].name) == 0) {
@@ -695,7 +757,7 @@ rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *er
     rc = rs__fail(err, RS_USAGE, "expected qrels, a JSON eval set or a queries file to take the queries from");
     goto done;
   }
-  if (cfg->queries_path && (rc = rs__texts_load(cfg->queries_path, &qtexts, err))) goto done;
+  if (cfg->queries_path && (rc = rs__texts_load(cfg->queries_path, &p->qtexts, err))) goto done;
   const int unjudged = !cfg->qrels_path && !cfg->json_path;
   const char *json_path = cfg->json_path;
   if (cfg->qrels_path) {
@@ -706,83 +768,212 @@ rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *er
     if (strcmp(cfg->qrels_path, "-") != 0 && (rc = rs__detect(cfg->qrels_path, &d, err))) goto done;
     if (d.kind == RS_INPUT_BEIR_QRELS) {
       FILE *f = NULL;
-      if ((rc = tmp_open(&j.tmp_qrels, "qrels", &f, err))) goto done;
+      if ((rc = tmp_open(&j->tmp_qrels, "qrels", &f, err))) goto done;
       rc = rs__beir_qrels_to_trec(cfg->qrels_path, d.delim, f, err);
       if (fclose(f) != 0 && !rc)
-        rc = rs__fail(err, RS_IO, "%s: cannot write its TREC form to %s: %s", cfg->qrels_path, j.tmp_qrels.path,
+        rc = rs__fail(err, RS_IO, "%s: cannot write its TREC form to %s: %s", cfg->qrels_path, j->tmp_qrels.path,
                       strerror(errno));
-      if (!rc) rc = judgments_from_qrels(j.tmp_qrels.path, cfg->qrels_path, &docs, &j, err);
+      if (!rc) rc = judgments_from_qrels(j->tmp_qrels.path, cfg->qrels_path, docs, j, err);
     } else if (d.kind == RS_INPUT_JSON_EVALSET) {
       json_path = cfg->qrels_path;
-      rc = judgments_from_json(json_path, cfg->n_runs > 0, &docs, &j, err);
+      rc = judgments_from_json(json_path, cfg->n_runs > 0, docs, j, err);
     } else if (d.kind == RS_INPUT_TREC_QRELS || (d.kind == RS_INPUT_UNKNOWN && d.text)) {
-      rc = judgments_from_qrels(cfg->qrels_path, cfg->qrels_path, &docs, &j, err);
+      rc = judgments_from_qrels(cfg->qrels_path, cfg->qrels_path, docs, j, err);
     } else {
       rc = rs__detect_fail(err, cfg->qrels_path, &d, "qrels file", RS_INPUT_FORMATS_JUDGMENTS);
     }
-  } else if (json_path) rc = judgments_from_json(json_path, cfg->n_runs > 0, &docs, &j, err);
-  else rc = judgments_from_texts(qtexts, cfg->n_runs > 0, &j, err);
+  } else if (json_path) rc = judgments_from_json(json_path, cfg->n_runs > 0, docs, j, err);
+  else rc = judgments_from_texts(p->qtexts, cfg->n_runs > 0, j, err);
   if (rc) goto done;
-  if (cfg->n_runs && (rc = map_topics(&j, &row_of, &n_topics, err))) goto done;
+  if (cfg->n_runs && (rc = map_topics(j, &row_of, &n_topics, err))) goto done;
   for (size_t i = 0; i < cfg->n_runs && !rc; i++) {
     size_t dropped = 0, no_latency = 0;
-    rc = read_any_run(cfg, i, &j, row_of, n_topics, unjudged, &docs, &runs[i], &dropped, &no_latency, err);
+    rc = read_any_run(cfg, i, j, row_of, n_topics, unjudged, docs, &p->runs[i], &dropped, &no_latency, err);
     if (cfg->dropped) cfg->dropped[i] = dropped;
     if (cfg->no_latency) cfg->no_latency[i] = no_latency;
   }
   if (rc) goto done;
-  if (docs.n > INT32_MAX) { rc = rs__fail(err, RS_UNSUPPORTED, "more than 2^31 - 1 distinct doc ids"); goto done; }
+  if (docs->n > INT32_MAX) { rc = rs__fail(err, RS_UNSUPPORTED, "more than 2^31 - 1 distinct doc ids"); goto done; }
 
-  /* Doc numbers in strcmp order of the ids. */
-  perm = rs__malloc(rs__mul(docs.n ? docs.n : 1, sizeof *perm));
-  final = rs__malloc(rs__mul(docs.n ? docs.n : 1, sizeof *final));
-  if (!perm || !final) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
-  for (size_t i = 0; i < docs.n; i++) perm[i] = (int32_t)i;
-  sort_ids = docs.id;
-  qsort(perm, docs.n, sizeof *perm, cmp_id);
-  for (size_t i = 0; i < docs.n; i++) final[perm[i]] = (int32_t)i;
-
-  if (qtexts && (rc = texts_for(qtexts, "query", (const char *const *)j.qid, j.nq, &qtext, err))) goto done;
-  if ((rc = rs__h5w_create(out_path, 1, &w, err))) goto done;
-  if ((rc = rs__h5w_strings(w, "/queries/id", (const char *const *)j.qid, j.nq, 0, err))) goto done;
-  if (qtext) rc = rs__h5w_strings(w, "/queries/text", qtext, j.nq, 0, err);
-  else if (j.qtext) rc = rs__h5w_strings(w, "/queries/text", (const char *const *)j.qtext, j.nq, 0, err);
-  if (rc) goto done;
-  {
-    const char **sorted = rs__malloc(rs__mul(docs.n ? docs.n : 1, sizeof *sorted));
-    if (!sorted) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
-    for (size_t i = 0; i < docs.n; i++) sorted[i] = docs.id[perm[i]];
-    rc = rs__h5w_strings(w, "/docs/id", sorted, docs.n, 0, err);
-    if (!rc && cfg->docs_path && !(rc = rs__texts_load(cfg->docs_path, &dtexts, err)) &&
-        !(rc = texts_for(dtexts, "doc", sorted, docs.n, &dtext, err)))
-      rc = rs__h5w_strings(w, "/docs/text", dtext, docs.n, 0, err);
-    free(sorted);
-    if (rc) goto done;
+  /* Doc numbers in strcmp order of the ids, in the judgments and the runs. */
+  perm = rs__malloc(rs__mul(docs->n ? docs->n : 1, sizeof *perm));
+  final = rs__malloc(rs__mul(docs->n ? docs->n : 1, sizeof *final));
+  p->sorted = rs__malloc(rs__mul(docs->n ? docs->n : 1, sizeof *p->sorted));
+  if (!perm || !final || !p->sorted) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  for (size_t i = 0; i < docs->n; i++) perm[i] = (int32_t)i;
+  sort_ids = docs->id;
+  qsort(perm, docs->n, sizeof *perm, cmp_id);
+  for (size_t i = 0; i < docs->n; i++) {
+    final[perm[i]] = (int32_t)i;
+    p->sorted[i] = docs->id[perm[i]];
   }
-  const size_t nnz = (size_t)j.off[j.nq];
-  for (size_t k = 0; k < nnz; k++) j.doc[k] = final[j.doc[k]];
-  uint64_t dims[1] = {j.nq + 1};
-  if ((rc = rs__h5w_array(w, "/qrels/offsets", RS_DT_I64, 1, dims, j.off, err))) goto done;
+  const size_t nnz = (size_t)j->off[j->nq];
+  for (size_t k = 0; k < nnz; k++) j->doc[k] = final[j->doc[k]];
+  for (size_t i = 0; i < cfg->n_runs; i++) {
+    run_rows *r = &p->runs[i];
+    for (size_t k = 0, total = (size_t)r->off[j->nq]; k < total; k++) r->doc[k] = final[r->doc[k]];
+  }
+  if (p->qtexts && (rc = texts_for(p->qtexts, "query", (const char *const *)j->qid, j->nq, &p->qtext, err))) goto done;
+  if (cfg->docs_path && !(rc = rs__texts_load(cfg->docs_path, &p->dtexts, err)))
+    rc = texts_for(p->dtexts, "doc", p->sorted, docs->n, &p->dtext, err);
+done:
+  free(perm);
+  free(final);
+  free(row_of);
+  return rc;
+}
+
+/* --- the corpus file ---------------------------------------------------------- */
+
+rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *err)
+{
+  parsed p;
+  rs__h5w *w = NULL;
+  rs_code rc = import_parse(cfg, &p, err);
+  const judgments *j = &p.j;
+  if (rc) goto done;
+  if ((rc = rs__h5w_create(out_path, 1, &w, err))) goto done;
+  if ((rc = rs__h5w_strings(w, "/queries/id", (const char *const *)j->qid, j->nq, 0, err))) goto done;
+  if (p.qtext) rc = rs__h5w_strings(w, "/queries/text", p.qtext, j->nq, 0, err);
+  else if (j->qtext) rc = rs__h5w_strings(w, "/queries/text", (const char *const *)j->qtext, j->nq, 0, err);
+  if (rc) goto done;
+  if ((rc = rs__h5w_strings(w, "/docs/id", p.sorted, p.docs.n, 0, err))) goto done;
+  if (p.dtext && (rc = rs__h5w_strings(w, "/docs/text", p.dtext, p.docs.n, 0, err))) goto done;
+  const size_t nnz = (size_t)j->off[j->nq];
+  uint64_t dims[1] = {j->nq + 1};
+  if ((rc = rs__h5w_array(w, "/qrels/offsets", RS_DT_I64, 1, dims, j->off, err))) goto done;
   dims[0] = nnz;
-  if ((rc = rs__h5w_array(w, "/qrels/doc", RS_DT_I32, 1, dims, j.doc, err)) ||
-      (rc = rs__h5w_array(w, "/qrels/grade", RS_DT_I32, 1, dims, j.grade, err)))
+  if ((rc = rs__h5w_array(w, "/qrels/doc", RS_DT_I32, 1, dims, j->doc, err)) ||
+      (rc = rs__h5w_array(w, "/qrels/grade", RS_DT_I32, 1, dims, j->grade, err)))
     goto done;
-  for (size_t i = 0; i < cfg->n_runs && !rc; i++) rc = write_run(w, &cfg->runs[i], &runs[i], j.nq, final, err);
+  for (size_t i = 0; i < cfg->n_runs && !rc; i++) rc = write_run(w, &cfg->runs[i], &p.runs[i], j->nq, err);
   if (rc) goto done;
   rc = rs__h5w_commit(w, err);
   w = NULL;
 done:
   rs__h5w_abort(w);
-  for (size_t i = 0; i < cfg->n_runs; i++) run_rows_free(&runs[i]);
-  free(runs);
-  free(perm);
-  free(final);
-  free(row_of);
-  judgments_free(&j);
-  interner_free(&docs);
-  free(qtext);
-  free(dtext);
-  rs__texts_free(qtexts);
-  rs__texts_free(dtexts);
+  parsed_free(&p);
+  return rc;
+}
+
+/* --- the corpus in memory ------------------------------------------------------- */
+
+/* n strings in one block: out[i] points into it (NULL reads as "", as a
+ * NULL string written to HDF5 reads back). */
+static char **pool(const char *const *s, size_t n)
+{
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++) total += (s[i] ? strlen(s[i]) : 0) + 1;
+  char **v = rs__malloc(rs__mul(n ? n : 1, sizeof *v) + total);
+  if (!v) return NULL;
+  char *at = (char *)(v + n);
+  for (size_t i = 0; i < n; i++) {
+    const size_t l = s[i] ? strlen(s[i]) : 0;
+    if (l) memcpy(at, s[i], l);
+    at[l] = '\0';
+    v[i] = at;
+    at += l + 1;
+  }
+  return v;
+}
+
+static int cmp_attr_key(const void *a, const void *b)
+{
+  return strcmp(((const rs__attr *)a)->key, ((const rs__attr *)b)->key);
+}
+
+/* A copy of the run's attributes, sorted by key as an opened run has them. */
+static rs_code copy_attrs(const rs__import_run *ir, rs__run *r, rs_error *err)
+{
+  if (!ir->n_attrs) return RS_OK;
+  if (!(r->attrs = rs__calloc(ir->n_attrs, sizeof *r->attrs))) return rs__fail(err, RS_NOMEM, "out of memory");
+  for (size_t a = 0; a < ir->n_attrs; a++) {
+    rs__attr *to = &r->attrs[r->n_attrs++];
+    *to = ir->attrs[a];
+    to->key = strdup(ir->attrs[a].key);
+    to->text = strdup(ir->attrs[a].text ? ir->attrs[a].text : "");
+    if (!to->key || !to->text) return rs__fail(err, RS_NOMEM, "out of memory");
+  }
+  qsort(r->attrs, r->n_attrs, sizeof *r->attrs, cmp_attr_key);
+  return RS_OK;
+}
+
+rs_code rs__import_corpus(const rs__import_cfg *cfg, rs__corpus **out, rs_error *err)
+{
+  parsed p;
+  rs__corpus *c = NULL;
+  rs_code rc = import_parse(cfg, &p, err);
+  judgments *j = &p.j;
+  if (rc) goto done;
+  const char *source = cfg->qrels_path ? cfg->qrels_path : cfg->json_path ? cfg->json_path : cfg->queries_path;
+  if (!(c = rs__calloc(1, sizeof *c)) || !(c->path = strdup(source))) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  c->in_memory = 1;
+  c->nq = j->nq;
+  if (!(c->query_id = pool((const char *const *)j->qid, j->nq))) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  if (p.qtext || j->qtext) {
+    c->has_text = 1;
+    c->query_text = pool(p.qtext ? p.qtext : (const char *const *)j->qtext, j->nq);
+    if (!c->query_text) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  }
+  /* The doc ids stay where the interner put them: the corpus takes the
+   * blocks, and the sorted views become its /docs/id. */
+  c->has_docs = 1;
+  c->nd = p.docs.n;
+  c->doc_id = (char **)p.sorted;
+  p.sorted = NULL;
+  c->id_blocks = p.docs.block, c->n_id_blocks = p.docs.n_block;
+  p.docs.block = NULL, p.docs.n_block = 0;
+  if (p.dtext) {
+    c->has_doc_text = 1;
+    if (!(c->doc_text = pool(p.dtext, p.docs.n))) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  }
+  c->qoff = j->off, c->qdoc = j->doc, c->qgrade = j->grade;
+  j->off = NULL, j->doc = NULL, j->grade = NULL;
+  if ((rc = rs__mem_check_query_ids(c, err))) goto done;
+  rs__runset *s = &c->runs;
+  if (!(s->run = rs__calloc(cfg->n_runs ? cfg->n_runs : 1, sizeof *s->run)) ||
+      !(s->mem = rs__calloc(cfg->n_runs ? cfg->n_runs : 1, sizeof *s->mem))) {
+    rc = rs__fail(err, RS_NOMEM, "out of memory");
+    goto done;
+  }
+  /* A corpus file lists its runs in strcmp order of their names. */
+  size_t *order = rs__malloc(rs__mul(cfg->n_runs ? cfg->n_runs : 1, sizeof *order));
+  if (!order) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  for (size_t i = 0; i < cfg->n_runs; i++) {
+    size_t at = i;
+    for (; at > 0 && strcmp(cfg->runs[order[at - 1]].name, cfg->runs[i].name) > 0; at--) order[at] = order[at - 1];
+    order[at] = i;
+  }
+  for (size_t o = 0; o < cfg->n_runs && !rc; o++) {
+    const size_t i = order[o];
+    run_rows *rr = &p.runs[i];
+    rs__run_mem *m = &s->mem[o];
+    rs__run *r = &s->run[o];
+    s->n = o + 1; /* rs__runset_close frees what is set */
+    /* The layout import would write sizes the engine's blocks, as it would
+     * when the file is read. */
+    r->csr = !run_is_dense(rr, j->nq);
+    r->k = r->csr ? 0 : rr->k;
+    r->n_docs = r->csr ? (uint64_t)rr->off[j->nq] : 0;
+    m->off = rr->off, m->doc = rr->doc, m->score = rr->score, m->latency = rr->latency;
+    rr->off = NULL, rr->doc = NULL, rr->score = NULL, rr->latency = NULL;
+    if (!(m->path = strdup(cfg->runs[i].path)) || !(r->name = strdup(cfg->runs[i].name))) {
+      rc = rs__fail(err, RS_NOMEM, "out of memory");
+      break;
+    }
+    if ((rc = copy_attrs(&cfg->runs[i], r, err))) break;
+    r->path = m->path;
+    r->mem = m;
+    r->n_rows = j->nq;
+    r->has_score = 1;
+    r->has_latency = m->latency != NULL;
+  }
+  free(order);
+  if (rc) goto done;
+  *out = c;
+  c = NULL;
+done:
+  rs__corpus_close(c);
+  parsed_free(&p);
   return rc;
 }

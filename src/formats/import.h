@@ -57,6 +57,16 @@ typedef struct rs__import_cfg {
   size_t *no_latency;
 } rs__import_cfg;
 
+/* Writes the corpus to out_path (under a temporary name, renamed when
+ * complete). */
 rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *err);
+
+/* The same corpus in memory, with no file: what rs__corpus_open would give
+ * for the file rs__import writes (queries, doc ids, qrels, runs in name
+ * order with the same rows, scores, latencies and layout), but the rows are
+ * read from memory (formats/corpus_mem.h).  Its path, for messages, is the
+ * judgments' file (qrels, JSON eval set or queries file).  The same errors
+ * as rs__import, and the query id checks of rs__corpus_open. */
+rs_code rs__import_corpus(const rs__import_cfg *cfg, rs__corpus **out, rs_error *err);
 
 #endif
