@@ -25,7 +25,9 @@ typedef struct {
   char **id;   /* [n] by provisional number, pointing into block */
   uint64_t *hash;
   size_t n, cap;
-  uint32_t *slot; /* 0 empty, else 1 + provisional number */
+  /* 0 empty, else the hash's upper 32 bits << 32 | (1 + provisional
+   * number): a probe compares the tag before it touches the id. */
+  uint64_t *slot;
   size_t mask;
   /* The ids' bytes, in blocks of 1 MiB (or one id's length): one malloc
    * per block, not per id; an in-memory corpus takes the blocks over. */
@@ -70,12 +72,12 @@ static int intern_grow(interner *in)
   in->hash = h;
   in->cap = cap;
   size_t ns = 2 * cap;
-  uint32_t *slot = rs__calloc(ns, sizeof *slot);
+  uint64_t *slot = rs__calloc(ns, sizeof *slot);
   if (!slot) return 0;
   for (size_t i = 0; i < in->n; i++) {
     size_t s = (size_t)in->hash[i] & (ns - 1);
     while (slot[s]) s = (s + 1) & (ns - 1);
-    slot[s] = (uint32_t)(i + 1);
+    slot[s] = (in->hash[i] >> 32) << 32 | (uint64_t)(i + 1);
   }
   free(in->slot);
   in->slot = slot;
@@ -87,9 +89,11 @@ static int intern_grow(interner *in)
 static int64_t intern(interner *in, const char *s, size_t len)
 {
   uint64_t h = rs__hash_bytes(s, len);
+  const uint64_t tag = h >> 32;
   if (in->cap) {
     for (size_t i = (size_t)h & in->mask; in->slot[i]; i = (i + 1) & in->mask) {
-      size_t k = in->slot[i] - 1;
+      if (in->slot[i] >> 32 != tag) continue;
+      size_t k = (uint32_t)in->slot[i] - 1;
       if (in->hash[k] == h && strncmp(in->id[k], s, len) == 0 && in->id[k][len] == '\0') return (int64_t)k;
     }
   }
@@ -103,7 +107,7 @@ static int64_t intern(interner *in, const char *s, size_t len)
   in->hash[k] = h;
   size_t i = (size_t)h & in->mask;
   while (in->slot[i]) i = (i + 1) & in->mask;
-  in->slot[i] = (uint32_t)(k + 1);
+  in->slot[i] = tag << 32 | (uint64_t)(k + 1);
   return (int64_t)k;
 }
 
@@ -467,8 +471,89 @@ static void run_rows_free(run_rows *r)
   r->off = NULL, r->doc = NULL, r->score = NULL, r->latency = NULL;
 }
 
-static char **sort_ids; /* qsort has no context argument in C11 */
-static int cmp_id(const void *a, const void *b) { return strcmp(sort_ids[*(const int32_t *)a], sort_ids[*(const int32_t *)b]); }
+/* --- doc ids in strcmp order -------------------------------------------------- */
+
+/* The first 8 bytes of an id as a big-endian number, zeros after its end.
+ * Their integer order is strcmp order: the first differing byte decides
+ * both, and an id that ends first has a 0 where the other has a non-zero
+ * byte.  Two distinct ids with equal prefixes are both longer than 8. */
+static uint64_t id_prefix(const char *s)
+{
+  uint64_t k = 0;
+  size_t i = 0;
+  for (; i < 8 && s[i]; i++) k = k << 8 | (unsigned char)s[i];
+  return i == 8 ? k : k << (8 * (8 - i));
+}
+
+static char **tie_ids; /* qsort has no context argument in C11 */
+static int cmp_tied(const void *a, const void *b)
+{
+  return strcmp(tie_ids[*(const uint32_t *)a], tie_ids[*(const uint32_t *)b]);
+}
+
+enum { TIE_SMALL = 64 };
+
+/* Insertion sort of g <= TIE_SMALL ids that share their first 8 bytes (so
+ * all are longer than 8), by their next 8 bytes, then by the rest: each id
+ * is fetched once for its key, not at every comparison. */
+static void sort_tied(char *const *id, uint32_t *num, size_t g)
+{
+  uint64_t key[TIE_SMALL];
+  for (size_t j = 0; j < g; j++) key[j] = id_prefix(id[num[j]] + 8);
+  for (size_t j = 1; j < g; j++) {
+    const uint64_t k = key[j];
+    const uint32_t v = num[j];
+    size_t i = j;
+    /* equal keys: both ids are longer than 16 (distinct ids cannot end alike) */
+    while (i > 0 && (key[i - 1] > k || (key[i - 1] == k && strcmp(id[num[i - 1]] + 16, id[v] + 16) > 0))) {
+      key[i] = key[i - 1], num[i] = num[i - 1];
+      i--;
+    }
+    key[i] = k, num[i] = v;
+  }
+}
+
+/* final[i]: the place of id i in strcmp order of the n ids; sorted: the ids
+ * in that order.  A radix sort of the prefixes (one pass per byte that
+ * varies; ids share leading bytes such as "doc"), then strcmp within runs
+ * of equal prefixes.  Far cheaper than qsort with strcmp, which was a third
+ * of a direct eval of 10k x 100. */
+static rs_code sort_doc_ids(char **id, size_t n, int32_t *final, const char **sorted, rs_error *err)
+{
+  uint64_t *pre = rs__malloc(rs__mul(n ? n : 1, sizeof *pre)), *pre2 = rs__malloc(rs__mul(n ? n : 1, sizeof *pre2));
+  uint32_t *num = rs__malloc(rs__mul(n ? n : 1, sizeof *num)), *num2 = rs__malloc(rs__mul(n ? n : 1, sizeof *num2));
+  rs_code rc = RS_OK;
+  if (!pre || !pre2 || !num || !num2) { rc = rs__fail(err, RS_NOMEM, "out of memory for sorting %zu doc ids", n); goto done; }
+  for (size_t i = 0; i < n; i++) pre[i] = id_prefix(id[i]), num[i] = (uint32_t)i;
+  for (unsigned shift = 0; shift < 64; shift += 8) {
+    size_t count[257] = {0};
+    for (size_t i = 0; i < n; i++) count[(pre[i] >> shift & 0xff) + 1]++;
+    int varies = 1;
+    for (size_t b = 1; b <= 256; b++) varies &= count[b] != n;
+    if (!varies) continue; /* every id has the same byte here */
+    for (size_t b = 1; b <= 256; b++) count[b] += count[b - 1];
+    for (size_t i = 0; i < n; i++) {
+      const size_t at = count[pre[i] >> shift & 0xff]++;
+      pre2[at] = pre[i], num2[at] = num[i];
+    }
+    uint64_t *tp = pre; pre = pre2, pre2 = tp;
+    uint32_t *tn = num; num = num2, num2 = tn;
+  }
+  tie_ids = id;
+  for (size_t a = 0, b; a < n; a = b) {
+    for (b = a + 1; b < n && pre[b] == pre[a];) b++;
+    if (b - a > TIE_SMALL) qsort(num + a, b - a, sizeof *num, cmp_tied);
+    else if (b - a > 1) sort_tied(id, num + a, b - a);
+  }
+  tie_ids = NULL;
+  for (size_t i = 0; i < n; i++) {
+    final[num[i]] = (int32_t)i;
+    sorted[i] = id[num[i]];
+  }
+done:
+  free(pre), free(pre2), free(num), free(num2);
+  return rc;
+}
 
 /* The query row of every topic of the qrels file the runs are read
  * against (rs__te_rankings numbers topics in that file's strcmp order);
@@ -734,7 +819,7 @@ static rs_code import_parse(const rs__import_cfg *cfg, parsed *p, rs_error *err)
 {
   memset(p, 0, sizeof *p);
   p->j.tmp_qrels = (tmp_text)TMP_TEXT_NONE;
-  int32_t *perm = NULL, *final = NULL;
+  int32_t *final = NULL;
   size_t *row_of = NULL, n_topics = 0;
   rs_code rc = RS_OK;
   if (!(p->runs = rs__calloc(cfg->n_runs ? cfg->n_runs : 1, sizeof *p->runs))) return rs__fail(err, RS_NOMEM, "out of memory");
@@ -796,17 +881,10 @@ static rs_code import_parse(const rs__import_cfg *cfg, parsed *p, rs_error *err)
   if (docs->n > INT32_MAX) { rc = rs__fail(err, RS_UNSUPPORTED, "more than 2^31 - 1 distinct doc ids"); goto done; }
 
   /* Doc numbers in strcmp order of the ids, in the judgments and the runs. */
-  perm = rs__malloc(rs__mul(docs->n ? docs->n : 1, sizeof *perm));
   final = rs__malloc(rs__mul(docs->n ? docs->n : 1, sizeof *final));
   p->sorted = rs__malloc(rs__mul(docs->n ? docs->n : 1, sizeof *p->sorted));
-  if (!perm || !final || !p->sorted) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
-  for (size_t i = 0; i < docs->n; i++) perm[i] = (int32_t)i;
-  sort_ids = docs->id;
-  qsort(perm, docs->n, sizeof *perm, cmp_id);
-  for (size_t i = 0; i < docs->n; i++) {
-    final[perm[i]] = (int32_t)i;
-    p->sorted[i] = docs->id[perm[i]];
-  }
+  if (!final || !p->sorted) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  if ((rc = sort_doc_ids(docs->id, docs->n, final, p->sorted, err))) goto done;
   const size_t nnz = (size_t)j->off[j->nq];
   for (size_t k = 0; k < nnz; k++) j->doc[k] = final[j->doc[k]];
   for (size_t i = 0; i < cfg->n_runs; i++) {
@@ -817,7 +895,6 @@ static rs_code import_parse(const rs__import_cfg *cfg, parsed *p, rs_error *err)
   if (cfg->docs_path && !(rc = rs__texts_load(cfg->docs_path, &p->dtexts, err)))
     rc = texts_for(p->dtexts, "doc", p->sorted, docs->n, &p->dtext, err);
 done:
-  free(perm);
   free(final);
   free(row_of);
   return rc;
