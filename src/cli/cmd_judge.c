@@ -381,8 +381,8 @@ static int judge_main(int argc, char **argv, const shard_set *merge)
     /* A shard's failures are judged with the others' by the merge, as one
      * process judges them. */
     if (!shard && attempted && (double)s->failures > cfg.max_failures * (double)attempted) {
-      fprintf(stderr, "ragsweep judge: %llu of %llu pairs (%.2f%%) got no label, more than --max-failures %g%%; "
-                      "see the status of each in %s/judgments.jsonl\n",
+      fprintf(stderr, "ragsweep %s: %llu of %llu pairs (%.2f%%) got no label, more than --max-failures %g%%; "
+                      "see the status of each in %s/judgments.jsonl\n", merge ? "merge" : "judge",
               (unsigned long long)s->failures, (unsigned long long)attempted,
               100.0 * (double)s->failures / (double)attempted, 100.0 * cfg.max_failures, out_dir);
       status = RS_EXIT_INPUT;

@@ -434,8 +434,9 @@ void rs__judge_missing_by_share(const rs__judge *j, size_t n, uint64_t *counts)
     if (j->pair[p].status == REQ_NOT_SENT) counts[rs__share_of(j->n_pairs, p, n)]++;
 }
 
-void rs__judge_note_stop(rs__judge *j, int budget, int fatal, const char *message)
+void rs__judge_note_ranks(rs__judge *j, int budget, int fatal, const char *message, double wall_s)
 {
+  j->st.wall_s = wall_s;
   if (budget) j->st.stopped_budget = 1;
   if (fatal && !j->st.stopped_fatal) {
     j->st.stopped_fatal = 1;

@@ -107,7 +107,7 @@ void rs__judge_missing_by_share(const rs__judge *j, size_t n, uint64_t *counts);
  * every request the cache answers, 0 for the others (the MPI ranks' skip). */
 void rs__judge_cached_requests(const rs__judge *j, uint8_t *out);
 /* Folds what other processes of the job did into the stats (MPI: the
- * ranks' stops, which rank 0's replay cannot see). */
-void rs__judge_note_stop(rs__judge *j, int budget, int fatal, const char *message);
+ * ranks' stops, which rank 0's replay cannot see, and the job's wall time). */
+void rs__judge_note_ranks(rs__judge *j, int budget, int fatal, const char *message, double wall_s);
 
 #endif

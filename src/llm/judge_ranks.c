@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "llm/cache.h"
 #include "llm/calls.h"
@@ -16,6 +17,13 @@ typedef struct rank_report {
   int32_t stopped_budget, stopped_fatal;
   char fatal_message[512];
 } rank_report;
+
+static double now_s(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 static void rank_cache_path(const char *cache, size_t rank, char *out, size_t cap)
 {
@@ -80,6 +88,7 @@ static rs_code merge_rank_caches(const char *cache, rs__llm_replay **replay, rs_
 rs_code rs__judge_run_ranks(const rs__judge_cfg *cfg, rs__judge **out, rs_error *err)
 {
   *out = NULL;
+  const double t0 = now_s();
   const size_t rank = (size_t)rs__mpi_rank(), n_ranks = (size_t)rs__mpi_size();
   rs_code rc = RS_OK;
   if (cfg->dry_run) { /* the look-ups only: rank 0's, as one process */
@@ -136,7 +145,7 @@ rs_code rs__judge_run_ranks(const rs__judge_cfg *cfg, rs__judge **out, rs_error 
     whole.share_n = 0, whole.offline = 1, whole.replay = replay;
     if (!rc) rc = rs__judge_run(&whole, out, err);
     for (size_t r = 0; !rc && r < n_ranks; r++)
-      rs__judge_note_stop(*out, all[r].stopped_budget, all[r].stopped_fatal, all[r].fatal_message);
+      rs__judge_note_ranks(*out, all[r].stopped_budget, all[r].stopped_fatal, all[r].fatal_message, now_s() - t0);
     /* The judge keeps cfg; the replay is consulted only during the run. */
     rs__llm_replay_free(replay);
   }
