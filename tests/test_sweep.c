@@ -612,3 +612,87 @@ Test(import, json_eval_set_with_a_trec_run)
   cr_expect(strstr(r.err, "bad.json") && strstr(r.err, "q1"), "%s", r.err);
   th_free(&r);
 }
+
+/* --- means: 1024-query blocks ------------------------------------------------------- */
+
+/* A mean is the sum of 1024-query block sums in block order, each block's
+ * values added in query order (engine/sweep.h), divided by the query count:
+ * recomputed here from per_query.csv's 17-digit values, it must be the very
+ * double aggregate.csv prints.  The same data summed as one running sum
+ * must differ somewhere, or this test could not tell the two apart. */
+Test(eval, means_are_sums_of_1024_query_blocks, .timeout = 60)
+{
+  char *dir = th_fresh_dir(), *corpus = th_join(dir, "g.h5"), *out = th_join(dir, "o");
+  char *gargv[] = {gen_path(), "-o", corpus, "--queries", "3000", "--k", "30", "--runs", "2", "--seed", "11", NULL};
+  th_result g = th_run(NULL, gargv, NULL, NULL);
+  cr_assert_eq(g.status, 0, "%s", g.err);
+  th_free(&g);
+  th_result r = th_rs("eval", corpus, "-o", out, "--per-query", "--quiet", "--threads", "2", "-m", "AP", "-m",
+                      "nDCG@10", "-m", "RR@10", "-m", "P@5", NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  th_free(&r);
+  enum { RUNS = 2, MEASURES = 4, QUERIES = 3000 };
+  static const char *const names[MEASURES] = {"AP", "nDCG@10", "RR@10", "P@5"};
+  static double v[RUNS][MEASURES][QUERIES];
+  static int seen[RUNS][MEASURES][QUERIES];
+  char run_name[RUNS][128] = {{0}};
+  char *pq = th_slurp(th_join(out, "per_query.csv"), NULL);
+  cr_assert(pq);
+  char *save = NULL;
+  for (char *line = strtok_r(pq, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    if (strncmp(line, "run,", 4) == 0) continue;
+    /* run,query,measure,base,cutoff,value (cutoff may be empty) */
+    char run[128], qid[64], measure[64];
+    cr_assert_eq(sscanf(line, "%127[^,],%63[^,],%63[^,],", run, qid, measure), 3, "%s", line);
+    const double value = strtod(strrchr(line, ',') + 1, NULL);
+    size_t ri = 0;
+    while (ri < RUNS && run_name[ri][0] && strcmp(run_name[ri], run) != 0) ri++;
+    cr_assert_lt(ri, RUNS, "%s", line);
+    if (!run_name[ri][0]) snprintf(run_name[ri], sizeof run_name[ri], "%s", run);
+    size_t mi = 0;
+    while (mi < MEASURES && strcmp(names[mi], measure) != 0) mi++;
+    cr_assert_lt(mi, MEASURES, "%s", line);
+    const long q = strtol(qid + 1, NULL, 10); /* gen_sweep's ids: q0000000 ... */
+    cr_assert(q >= 0 && q < QUERIES && !seen[ri][mi][q], "%s", line);
+    v[ri][mi][q] = value, seen[ri][mi][q] = 1;
+  }
+  free(pq);
+  char *agg = th_slurp(th_join(out, "aggregate.csv"), NULL);
+  cr_assert(agg);
+  int differ = 0;
+  for (size_t ri = 0; ri < RUNS; ri++)
+    for (size_t mi = 0; mi < MEASURES; mi++) {
+      double total = 0.0, block = 0.0, running = 0.0;
+      size_t n = 0;
+      for (size_t q = 0; q < QUERIES; q++) {
+        if (q % 1024 == 0) total += block, block = 0.0;
+        if (!seen[ri][mi][q]) continue;
+        block += v[ri][mi][q];
+        running += v[ri][mi][q];
+        n++;
+      }
+      total += block;
+      cr_assert_gt(n, 2048u, "%s %s: %zu queries", run_name[ri], names[mi], n);
+      char key[256];
+      snprintf(key, sizeof key, "\n%s,", run_name[ri]);
+      const char *row = agg;
+      double printed = 0.0;
+      int found = 0;
+      while ((row = strstr(row, key)) && !found) {
+        row++;
+        char m[64];
+        const char *p = row;
+        for (int commas = 0; commas < 4; p++) commas += *p == ','; /* run,chunk,model,reranker, */
+        /* measure,base,cutoff,value,queries */
+        const char *value = p;
+        for (int commas = 0; commas < 3; value++) commas += *value == ',';
+        if (sscanf(p, "%63[^,],", m) == 1 && strcmp(m, names[mi]) == 0) printed = strtod(value, NULL), found = 1;
+      }
+      cr_assert(found, "%s %s not in aggregate.csv", run_name[ri], names[mi]);
+      cr_expect_eq(printed, total / (double)n, "%s %s: aggregate %.17g, block sums %.17g", run_name[ri], names[mi],
+                   printed, total / (double)n);
+      differ += running / (double)n != total / (double)n;
+    }
+  cr_expect_gt(differ, 0, "one running sum gives the same means as the blocks: the data cannot tell them apart");
+  free(agg);
+}

@@ -138,6 +138,23 @@ void rs__shard_record_get(const unsigned char *src, size_t n_vals, size_t *resul
   if (n_vals) memcpy(v, src + sizeof h, n_vals * sizeof *v);
 }
 
+void rs__shard_block_put(unsigned char *dst, size_t result, const rs__block_sum *b, size_t n_vals)
+{
+  const uint64_t h[5] = {result, b->block, b->num_q, b->no_rel_ret, b->perfect_p1};
+  memcpy(dst, h, sizeof h);
+  if (n_vals) memcpy(dst + sizeof h, b->sum, n_vals * sizeof *b->sum);
+}
+
+void rs__shard_block_get(const unsigned char *src, size_t n_vals, size_t *result, rs__block_sum *b, double *sum)
+{
+  uint64_t h[5];
+  memcpy(h, src, sizeof h);
+  *result = (size_t)h[0];
+  *b = (rs__block_sum){.block = (size_t)h[1], .num_q = (size_t)h[2], .no_rel_ret = (size_t)h[3],
+                       .perfect_p1 = (size_t)h[4], .sum = sum};
+  if (n_vals) memcpy(sum, src + sizeof h, n_vals * sizeof *sum);
+}
+
 enum { LAT_HEAD = 8 * (2 + 7 + RS__LATENCY_N_BOUNDS + 1 + 1) };
 
 size_t rs__shard_latency_size(int has_cdf) { return LAT_HEAD + (has_cdf ? 8 * RS__LATENCY_CDF_N : 0); }
@@ -210,11 +227,36 @@ rs_code rs__shard_merge_records(rs__shard_merge *m, const unsigned char *buf, si
       return rs__fail(err, RS_FORMAT, "%s: record at byte %zu: result %zu, query %zu comes after its query %zu; "
                       "expected every share once, in order", where, off, r, q, m->next_query[r] - 1);
     m->next_query[r] = q + 1;
-    rs__result_acc_add(&m->acc, r, m->v);
-    if (per_query) {
-      rs_code rc = per_query(ctx, r, q, m->v, err);
-      if (rc) return rc;
-    }
+    rs_code rc = rs__result_acc_add(&m->acc, r, q, m->v, err);
+    if (!rc && per_query) rc = per_query(ctx, r, q, m->v, err);
+    if (rc) return rc;
+  }
+  return RS_OK;
+}
+
+rs_code rs__shard_merge_blocks(rs__shard_merge *m, const unsigned char *buf, size_t n_bytes, const char *where,
+                               rs_error *err)
+{
+  const size_t n_vals = m->acc.spec->n_req, size = rs__shard_block_size(n_vals);
+  if (n_bytes % size)
+    return rs__fail(err, RS_FORMAT, "%s: %zu bytes, expected whole block records of %zu bytes (%zu values)", where,
+                    n_bytes, size, n_vals);
+  for (size_t off = 0; off < n_bytes; off += size) {
+    size_t r;
+    rs__block_sum b;
+    rs__shard_block_get(buf + off, n_vals, &r, &b, m->v);
+    const size_t q0 = b.block * RS__SUM_BLOCK_ROWS; /* block < n_queries: no overflow */
+    if (r >= m->n_results || b.block >= m->n_queries || q0 >= m->n_queries || b.num_q > RS__SUM_BLOCK_ROWS ||
+        b.no_rel_ret > b.num_q || b.perfect_p1 > b.num_q)
+      return rs__fail(err, RS_FORMAT, "%s: block record at byte %zu: result %zu, block %zu of %zu queries; expected "
+                      "a result below %zu and a block of the first %zu queries: the values are from other inputs",
+                      where, off, r, b.block, b.num_q, m->n_results, m->n_queries);
+    if (q0 < m->next_query[r])
+      return rs__fail(err, RS_FORMAT, "%s: block record at byte %zu: result %zu, block %zu comes after its query "
+                      "%zu; expected every share once, in order", where, off, r, b.block, m->next_query[r] - 1);
+    m->next_query[r] = q0 + RS__SUM_BLOCK_ROWS;
+    rs_code rc = rs__result_acc_add_block(&m->acc, r, &b, err);
+    if (rc) return rc;
   }
   return RS_OK;
 }
@@ -237,7 +279,8 @@ rs_code rs__shard_merge_latency(rs__shard_merge *m, size_t r, const rs__latency 
 
 void rs__shard_merge_finish(rs__shard_merge *m)
 {
-  for (size_t r = 0; r < m->n_results; r++) rs__result_acc_finish(&m->acc, r);
+  /* Cannot fail: the merge's accumulator has no on_block. */
+  for (size_t r = 0; r < m->n_results; r++) (void)rs__result_acc_finish(&m->acc, r, NULL);
   rs__result_acc_free(&m->acc);
   free(m->v), free(m->next_query);
   m->v = NULL, m->next_query = NULL;

@@ -15,9 +15,11 @@
  * batch sizes or the machine.
  *
  * Values.  A share yields, for every query it evaluates, its result index
- * (the run), the query and the spec->n_req doubles rs__sweep computes: the
- * values themselves, never partial sums.  rs__result_acc (sweep.h) then
- * adds them in unit order, which is every result's query order: the same
+ * (the run), the query and the spec->n_req doubles rs__sweep computes; or,
+ * when no caller needs every query's values (an MPI eval that writes no
+ * per-query file), each unit's sums (a block record: units are the
+ * engine's summing blocks, RS__SUM_BLOCK_ROWS).  rs__result_acc (sweep.h)
+ * adds either in unit order, which is every result's query order: the same
  * additions in the same order as one process, so the same bits.  (Runs cut
  * from one run's rows hand over their values block by block, the blocks
  * dividing a unit, so the order of the records is the same in any share as
@@ -40,10 +42,11 @@
 
 #include "engine/sweep.h"
 
-/* Queries per unit unless the caller asks otherwise: small enough that a
- * few thousand queries already split, large enough that a million queries
- * × a hundred runs stay at ~100k units. */
-#define RS__SHARD_UNIT_ROWS 1024
+/* Queries per unit unless the caller asks otherwise: the engine's summing
+ * blocks (sweep.h), so that a share can hand over block sums; small enough
+ * that a few thousand queries already split, large enough that a million
+ * queries × a hundred runs stay at ~100k units. */
+#define RS__SHARD_UNIT_ROWS RS__SUM_BLOCK_ROWS
 
 /* The most shares (a million: more than any array job or MPI world). */
 #define RS__SHARD_MAX_N 1000000
@@ -98,6 +101,14 @@ static inline size_t rs__shard_record_size(size_t n_vals) { return 16 + 8 * n_va
 void rs__shard_record_put(unsigned char *dst, size_t result, size_t query, const double *v, size_t n_vals);
 void rs__shard_record_get(const unsigned char *src, size_t n_vals, size_t *result, size_t *query, double *v);
 
+/* A block record (a share's block sums, when no caller needs every
+ * query's values): result, block, num_q, no_rel_ret, perfect_p1 (uint64),
+ * then n_vals doubles (rs__block_sum). */
+static inline size_t rs__shard_block_size(size_t n_vals) { return 40 + 8 * n_vals; }
+void rs__shard_block_put(unsigned char *dst, size_t result, const rs__block_sum *b, size_t n_vals);
+/* b->sum points into sum[n_vals], which the values are copied to. */
+void rs__shard_block_get(const unsigned char *src, size_t n_vals, size_t *result, rs__block_sum *b, double *sum);
+
 /* A latency record: result (uint64), n (uint64), mean, p50, p90, p95, p99,
  * p999, max (doubles), the RS__LATENCY_N_BOUNDS + 1 bucket counts (uint64),
  * has_cdf (uint64: 0 or 1), then RS__LATENCY_CDF_N doubles when has_cdf. */
@@ -133,6 +144,11 @@ rs_code rs__shard_merge_records(rs__shard_merge *m, const unsigned char *buf, si
                                 rs_code (*per_query)(void *ctx, size_t run, size_t query, const double *v,
                                                      rs_error *err),
                                 void *ctx, rs_error *err);
+/* Adds the n_bytes of block records at buf (whole records), checked as
+ * records are: a result beyond n_results, or a block not after the same
+ * result's rows so far, is RS_FORMAT naming `where`. */
+rs_code rs__shard_merge_blocks(rs__shard_merge *m, const unsigned char *buf, size_t n_bytes, const char *where,
+                               rs_error *err);
 /* Result r's latency summary (and CDF, [RS__LATENCY_CDF_N] copied, or
  * NULL), from the share that owns it. */
 rs_code rs__shard_merge_latency(rs__shard_merge *m, size_t r, const rs__latency *lat, const double *cdf,

@@ -574,11 +574,9 @@ static rs_code combine(engine *e, batch *bt, rs_error *err)
         const size_t row = sg->row0 + i;
         if (bt->status[row] == ROW_SKIP) continue;
         const double *v = bt->values + row * e->row_values + g * e->n_req;
-        rs__result_acc_add(&e->acc, run, v);
-        if (e->cfg->per_query) {
-          rs_code rc = e->cfg->per_query(e->cfg->per_query_ctx, run, sg->blk.q0 + i, v, err);
-          if (rc) return rc;
-        }
+        rs_code rc = rs__result_acc_add(&e->acc, run, sg->blk.q0 + i, v, err);
+        if (!rc && e->cfg->per_query) rc = e->cfg->per_query(e->cfg->per_query_ctx, run, sg->blk.q0 + i, v, err);
+        if (rc) return rc;
       }
     }
   }
@@ -591,11 +589,19 @@ rs_code rs__result_acc_init(rs__result_acc *a, const rs__spec *spec, rs__run_res
 {
   *a = (rs__result_acc){.spec = spec, .res = res, .n = n};
   if (n) memset(res, 0, n * sizeof *res);
-  a->sum = rs__calloc(rs__mul(n ? n : 1, spec->n_req ? spec->n_req : 1), sizeof *a->sum);
-  rs_code rc = a->sum ? RS_OK : rs__fail(err, RS_NOMEM, "out of memory for the sums of %zu results", n);
-  for (size_t r = 0; r < n && !rc; r++)
+  const size_t cells = rs__mul(n ? n : 1, spec->n_req ? spec->n_req : 1);
+  a->sum = rs__calloc(cells, sizeof *a->sum);
+  a->part = rs__calloc(cells, sizeof *a->part);
+  a->part_block = rs__malloc(rs__mul(n ? n : 1, sizeof *a->part_block));
+  a->part_count = rs__calloc(rs__mul(n ? n : 1, 3), sizeof *a->part_count);
+  rs_code rc = a->sum && a->part && a->part_block && a->part_count
+                   ? RS_OK
+                   : rs__fail(err, RS_NOMEM, "out of memory for the sums of %zu results", n);
+  for (size_t r = 0; r < n && !rc; r++) {
+    a->part_block[r] = SIZE_MAX;
     if (!(res[r].value = rs__calloc(spec->n_req ? spec->n_req : 1, sizeof *res[r].value)))
       rc = rs__fail(err, RS_NOMEM, "out of memory");
+  }
   if (rc) {
     for (size_t r = 0; r < n; r++) rs__run_result_free(&res[r]);
     rs__result_acc_free(a);
@@ -603,19 +609,62 @@ rs_code rs__result_acc_init(rs__result_acc *a, const rs__spec *spec, rs__run_res
   return rc;
 }
 
-void rs__result_acc_add(rs__result_acc *a, size_t r, const double *v)
+/* Adds a block's sums and counts to result r's. */
+static void add_block_sums(rs__result_acc *a, size_t r, const rs__block_sum *b)
 {
-  const rs__spec *sp = a->spec;
-  rs__run_result *res = &a->res[r];
-  double *sum = a->sum + r * sp->n_req;
-  for (size_t k = 0; k < sp->n_req; k++) sum[k] += v[k];
-  res->num_q++;
-  res->no_rel_ret += v[sp->hidden_relret] == 0.0;
-  res->perfect_p1 += v[sp->hidden_p1] == 1.0;
+  const size_t n_req = a->spec->n_req;
+  double *restrict sum = a->sum + r * n_req;
+  for (size_t k = 0; k < n_req; k++) sum[k] += b->sum[k];
+  a->res[r].num_q += b->num_q;
+  a->res[r].no_rel_ret += b->no_rel_ret;
+  a->res[r].perfect_p1 += b->perfect_p1;
 }
 
-void rs__result_acc_finish(rs__result_acc *a, size_t r)
+/* Closes result r's open block, if any: into the sums, and to on_block. */
+static rs_code close_block(rs__result_acc *a, size_t r, rs_error *err)
 {
+  if (a->part_block[r] == SIZE_MAX) return RS_OK;
+  const size_t n_req = a->spec->n_req;
+  double *part = a->part + r * n_req;
+  size_t *cnt = a->part_count + 3 * r;
+  const rs__block_sum b = {.block = a->part_block[r], .num_q = cnt[0], .no_rel_ret = cnt[1], .perfect_p1 = cnt[2],
+                           .sum = part};
+  rs_code rc = a->on_block ? a->on_block(a->on_block_ctx, r, &b, err) : RS_OK;
+  add_block_sums(a, r, &b);
+  memset(part, 0, n_req * sizeof *part);
+  cnt[0] = cnt[1] = cnt[2] = 0;
+  a->part_block[r] = SIZE_MAX;
+  return rc;
+}
+
+rs_code rs__result_acc_add(rs__result_acc *a, size_t r, size_t q, const double *v, rs_error *err)
+{
+  const rs__spec *sp = a->spec;
+  const size_t block = q / RS__SUM_BLOCK_ROWS;
+  rs_code rc = RS_OK;
+  if (a->part_block[r] != block) {
+    rc = close_block(a, r, err);
+    a->part_block[r] = block;
+  }
+  double *restrict part = a->part + r * sp->n_req;
+  for (size_t k = 0; k < sp->n_req; k++) part[k] += v[k];
+  size_t *cnt = a->part_count + 3 * r;
+  cnt[0]++;
+  cnt[1] += v[sp->hidden_relret] == 0.0;
+  cnt[2] += v[sp->hidden_p1] == 1.0;
+  return rc;
+}
+
+rs_code rs__result_acc_add_block(rs__result_acc *a, size_t r, const rs__block_sum *b, rs_error *err)
+{
+  rs_code rc = close_block(a, r, err);
+  add_block_sums(a, r, b);
+  return rc;
+}
+
+rs_code rs__result_acc_finish(rs__result_acc *a, size_t r, rs_error *err)
+{
+  rs_code rc = close_block(a, r, err);
   const rs__spec *sp = a->spec;
   rs__run_result *res = &a->res[r];
   const double *sum = a->sum + r * sp->n_req;
@@ -627,12 +676,17 @@ void rs__result_acc_finish(rs__result_acc *a, size_t r)
     default: res->value[k] = res->num_q ? sum[k] / nq : 0.0; break;
     }
   }
+  return rc;
 }
 
 void rs__result_acc_free(rs__result_acc *a)
 {
   free(a->sum);
-  a->sum = NULL;
+  free(a->part);
+  free(a->part_block);
+  free(a->part_count);
+  a->sum = a->part = NULL;
+  a->part_block = a->part_count = NULL;
 }
 
 void rs__run_result_free(rs__run_result *r)
@@ -673,6 +727,7 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
                     runs[r]->name, g->q0, g->q1);
   }
   if (!rc) rc = rs__result_acc_init(&e.acc, cfg->spec, results, n_runs, err);
+  e.acc.on_block = cfg->per_block, e.acc.on_block_ctx = cfg->per_block_ctx;
   if (rc) {
     free(e.group);
     return rc;
@@ -715,14 +770,15 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
     for (size_t s = 0; s < e.cur->n_seg; s++) {
       size_t r = e.cur->seg[s].run;
       if (r < done_upto && (s + 1 == e.cur->n_seg || e.cur->seg[s + 1].run != r))
-        for (size_t g = 0; g < e.group[r]; g++) rs__result_acc_finish(&e.acc, r + g);
+        for (size_t g = 0; g < e.group[r] && !rc; g++) rc = rs__result_acc_finish(&e.acc, r + g, err);
     }
+    if (rc) goto done;
     rows_done += e.cur->n_rows;
     if (cfg->progress) cfg->progress(cfg->progress_ctx, last->run, n_runs, rows_done, rows_total);
   }
   /* Runs with no rows at all (nq = 0), or none to evaluate here, still get their (zero) results. */
-  for (size_t r = 0; r < n_runs; r++)
-    if (end_row(&e, r) == first_row(&e, r)) rs__result_acc_finish(&e.acc, r);
+  for (size_t r = 0; r < n_runs && !rc; r++)
+    if (end_row(&e, r) == first_row(&e, r)) rc = rs__result_acc_finish(&e.acc, r, err);
 done:
   if (tm) tm->read = e.read_s;
   for (int k = 0; e.ts && k < e.threads; k++) free_thread(&e.ts[k]);

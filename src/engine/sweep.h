@@ -4,7 +4,8 @@
  * run, or of several when runs are small) up to a budget of docs.  While
  * the threads score batch b, one of them reads batch b+1 (HDF5 is used by
  * one thread at a time).  Each query's values go to its own slot; after a
- * batch the caller's thread adds them to the run's sums in query order, so
+ * batch the caller's thread adds them to the run's sums in query order (in
+ * blocks of RS__SUM_BLOCK_ROWS, below), so
  * every figure is the same at any thread count.  Memory: the qrels, the
  * per-query grade levels and two batches, whatever the number of queries
  * or runs. */
@@ -17,6 +18,24 @@
 #include "formats/corpus.h"
 #include "engine/latency.h"
 #include "metrics/spec.h"
+
+/* Means are summed in blocks: a result's queries are cut into blocks of
+ * RS__SUM_BLOCK_ROWS consecutive rows (row q is in block q / RS__SUM_BLOCK_ROWS),
+ * each block's values are added in query order from zero, and the blocks'
+ * sums are added in block order.  The blocks depend only on row numbers, so
+ * the bits are the same at any thread count; and a share of the work
+ * (engine/shard.h: its units are these blocks) can hand over a few numbers
+ * per block instead of every query's values, and still give the same bits
+ * as one process.  (Blocks also add fewer rounding errors than one long
+ * running sum.) */
+#define RS__SUM_BLOCK_ROWS 1024
+
+/* One block of one result, summed. */
+typedef struct rs__block_sum {
+  size_t block;                         /* rows [block·RS__SUM_BLOCK_ROWS, ...) */
+  size_t num_q, no_rel_ret, perfect_p1; /* the block's queries, as in rs__run_result */
+  const double *sum;                    /* [spec->n_req]: their values added in query order */
+} rs__block_sum;
 
 /* The rows of one run a sweep evaluates, and whether it reads the run's
  * latencies (see rs__sweep_cfg.ranges). */
@@ -37,6 +56,11 @@ typedef struct rs__sweep_cfg {
    * sweep with that code. */
   rs_code (*per_query)(void *ctx, size_t run, size_t query, const double *values, rs_error *err);
   void *per_query_ctx;
+  /* Called on the caller's thread with each run's block sums as they
+   * close (see RS__SUM_BLOCK_ROWS), in block order per run; a non-zero
+   * return stops the sweep. */
+  rs_code (*per_block)(void *ctx, size_t run, const rs__block_sum *b, rs_error *err);
+  void *per_block_ctx;
   /* Called after every batch. */
   void (*progress)(void *ctx, size_t run, size_t n_runs, uint64_t rows_done, uint64_t rows_total);
   void *progress_ctx;
@@ -83,23 +107,32 @@ void rs__run_result_free(rs__run_result *r);
 
 /* The arithmetic that turns per-query values into a result: rs__sweep uses
  * it, and so does every merge of shares (engine/shard.h), so a sharded run
- * adds the same doubles in the same order and gives the same bits.  A
- * result's sums add its queries' values in query order; finishing turns
- * them into means (sums for RS_SUM_TOTAL, exp of the mean log for
- * RS_SUM_GEOM) over num_q. */
+ * adds the same doubles in the same order and gives the same bits.
+ * Finishing turns the sums into means (sums for RS_SUM_TOTAL, exp of the
+ * mean log for RS_SUM_GEOM) over num_q. */
 typedef struct rs__result_acc {
   const rs__spec *spec;
   rs__run_result *res; /* [n] */
   size_t n;
-  double *sum; /* [n * spec->n_req] */
+  double *sum;         /* [n * spec->n_req]: the finished blocks */
+  double *part;        /* [n * spec->n_req]: the open block */
+  size_t *part_block;  /* [n]: the open block's index, or SIZE_MAX when none is open */
+  size_t *part_count;  /* [n * 3]: the open block's num_q, no_rel_ret, perfect_p1 */
+  /* When set, called with each block as it closes (in block order per result). */
+  rs_code (*on_block)(void *ctx, size_t r, const rs__block_sum *b, rs_error *err);
+  void *on_block_ctx;
 } rs__result_acc;
 
 /* Zeroes res[0..n) and gives each its value array; 0 results are fine. */
 rs_code rs__result_acc_init(rs__result_acc *a, const rs__spec *spec, rs__run_result *res, size_t n, rs_error *err);
-/* One evaluated query of result r (v: spec->n_req values), in query order. */
-void rs__result_acc_add(rs__result_acc *a, size_t r, const double *v);
+/* One evaluated query (row q) of result r (v: spec->n_req values); a
+ * result's queries come in row order.  Fails only when on_block does. */
+rs_code rs__result_acc_add(rs__result_acc *a, size_t r, size_t q, const double *v, rs_error *err);
+/* A whole block of result r summed elsewhere (its rows after every row
+ * added so far): the same bits as adding its queries one by one. */
+rs_code rs__result_acc_add_block(rs__result_acc *a, size_t r, const rs__block_sum *b, rs_error *err);
 /* Result r's values from its sums (once all its queries are in). */
-void rs__result_acc_finish(rs__result_acc *a, size_t r);
+rs_code rs__result_acc_finish(rs__result_acc *a, size_t r, rs_error *err);
 /* Frees the sums (not the results). */
 void rs__result_acc_free(rs__result_acc *a);
 

@@ -8,32 +8,51 @@
 #include "engine/shard.h"
 #include "util/mpi.h"
 
-/* The per-query records of this rank's share, as shard.h lays them out
- * (ranks other than 0: they are sent to rank 0 at the end). */
+/* The records of this rank's share, as shard.h lays them out (ranks other
+ * than 0: they are sent to rank 0 at the end): every query's values when
+ * the caller wants them one by one (per_query), else each block's sums, a
+ * record per 1024 queries, which give rank 0 the same bits (sweep.h). */
 typedef struct {
   unsigned char *buf;
-  size_t n, cap, n_vals;
+  size_t n, cap, size, n_vals;
 } records;
+
+static unsigned char *next_record(records *r, rs_error *err)
+{
+  if (r->n == r->cap) {
+    const size_t cap = r->cap ? 2 * r->cap : 4096;
+    unsigned char *b = rs__realloc(r->buf, rs__mul(cap, r->size));
+    if (!b) {
+      rs__fail(err, RS_NOMEM, "out of memory for %zu records of values", cap);
+      return NULL;
+    }
+    r->buf = b;
+    r->cap = cap;
+  }
+  return r->buf + r->n++ * r->size;
+}
 
 static rs_code keep_record(void *ctx, size_t run, size_t query, const double *v, rs_error *err)
 {
   records *r = ctx;
-  const size_t size = rs__shard_record_size(r->n_vals);
-  if (r->n == r->cap) {
-    const size_t cap = r->cap ? 2 * r->cap : 4096;
-    unsigned char *b = rs__realloc(r->buf, rs__mul(cap, size));
-    if (!b) return rs__fail(err, RS_NOMEM, "out of memory for the values of %zu queries", cap);
-    r->buf = b;
-    r->cap = cap;
-  }
-  rs__shard_record_put(r->buf + r->n * size, run, query, v, r->n_vals);
-  r->n++;
+  unsigned char *at = next_record(r, err);
+  if (!at) return RS_NOMEM;
+  rs__shard_record_put(at, run, query, v, r->n_vals);
   return RS_OK;
 }
 
-/* Rank 0's own share comes first in unit order: its queries go into the
- * merge as they are scored, so rank 0 stores only the other ranks' values
- * (at P = 1, nothing more than one process). */
+static rs_code keep_block(void *ctx, size_t run, const rs__block_sum *b, rs_error *err)
+{
+  records *r = ctx;
+  unsigned char *at = next_record(r, err);
+  if (!at) return RS_NOMEM;
+  rs__shard_block_put(at, run, b, r->n_vals);
+  return RS_OK;
+}
+
+/* Rank 0's own share comes first in unit order: its queries (or blocks) go
+ * into the merge as they are scored, so rank 0 stores only the other
+ * ranks' records (at P = 1, nothing more than one process). */
 typedef struct {
   rs__shard_merge *m;
   const rs__sweep_cfg *cfg;
@@ -47,6 +66,14 @@ static rs_code merge_now(void *ctx, size_t run, size_t query, const double *v, r
   rs__shard_record_put(l->one, run, query, v, n_vals);
   return rs__shard_merge_records(l->m, l->one, rs__shard_record_size(n_vals), "rank 0's values", l->cfg->per_query,
                                  l->cfg->per_query_ctx, err);
+}
+
+static rs_code merge_block_now(void *ctx, size_t run, const rs__block_sum *b, rs_error *err)
+{
+  live_merge *l = ctx;
+  const size_t n_vals = l->cfg->spec->n_req;
+  rs__shard_block_put(l->one, run, b, n_vals);
+  return rs__shard_merge_blocks(l->m, l->one, rs__shard_block_size(n_vals), "rank 0's block sums", err);
 }
 
 /* The latency records at buf[0..n_bytes) (shard.h's layout) into the merge. */
@@ -71,8 +98,16 @@ rs_code rs__sweep_ranks(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs_
 {
   if (!rs__mpi_built()) return rs__shard_eval(cfg, c, runs, plan, 0, 1, results, err);
   const size_t rank = (size_t)rs__mpi_rank(), n_ranks = (size_t)rs__mpi_size(), n_runs = plan->n_runs;
-  const size_t n_vals = cfg->spec->n_req, rec_size = rs__shard_record_size(n_vals);
-  records rec = {.n_vals = n_vals};
+  const size_t n_vals = cfg->spec->n_req;
+  if (n_runs) memset(results, 0, n_runs * sizeof *results);
+  /* Blocks unless the caller wants every query's values (and unless the
+   * plan's units are not the summing blocks, which only tests ask for). */
+  int by_block = !cfg->per_query && plan->unit_rows == RS__SUM_BLOCK_ROWS;
+  /* Rank 0 alone writes, so only its caller knows (per_query): it decides. */
+  rs_code rc = rs__mpi_bcast(&by_block, sizeof by_block, err);
+  if (rc) return rc;
+  const size_t rec_size = by_block ? rs__shard_block_size(n_vals) : rs__shard_record_size(n_vals);
+  records rec = {.n_vals = n_vals, .size = rec_size};
   rs__shard_merge m;
   int merging = 0;
   live_merge live = {.m = &m, .cfg = cfg};
@@ -81,16 +116,20 @@ rs_code rs__sweep_ranks(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs_
   size_t lat_bytes = 0;
   void *all_rec = NULL, *all_lat = NULL;
   size_t *rec_counts = NULL, *lat_counts = NULL;
-  if (n_runs) memset(results, 0, n_runs * sizeof *results);
 
-  rs_code rc = RS_OK;
   if (!(part = rs__calloc(n_runs ? n_runs : 1, sizeof *part))) rc = rs__fail(err, RS_NOMEM, "out of memory");
   if (!rc && rank == 0 && !(live.one = rs__malloc(rec_size))) rc = rs__fail(err, RS_NOMEM, "out of memory");
   if (!rc && rank == 0 && !(rc = rs__shard_merge_init(&m, cfg->spec, results, n_runs, c->nq, err))) merging = 1;
   if (!rc) {
     rs__sweep_cfg mine = *cfg;
-    mine.per_query = rank == 0 ? merge_now : keep_record;
-    mine.per_query_ctx = rank == 0 ? (void *)&live : (void *)&rec;
+    void *ctx = rank == 0 ? (void *)&live : (void *)&rec;
+    if (by_block) {
+      mine.per_block = rank == 0 ? merge_block_now : keep_block;
+      mine.per_block_ctx = ctx;
+    } else {
+      mine.per_query = rank == 0 ? merge_now : keep_record;
+      mine.per_query_ctx = ctx;
+    }
     if (rank != 0) mine.progress = NULL;
     rc = rs__shard_eval(&mine, c, runs, plan, rank, n_ranks, part, err);
   }
@@ -115,8 +154,10 @@ rs_code rs__sweep_ranks(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs_
   if (rank == 0) {
     size_t n_all = 0, all_lat_bytes = 0;
     for (size_t i = 0; i < n_ranks; i++) n_all += rec_counts[i], all_lat_bytes += lat_counts[i];
-    rc = rs__shard_merge_records(&m, all_rec, rs__mul(n_all, rec_size), "the MPI ranks' values", cfg->per_query,
-                                 cfg->per_query_ctx, err);
+    const size_t n_bytes = rs__mul(n_all, rec_size);
+    rc = by_block ? rs__shard_merge_blocks(&m, all_rec, n_bytes, "the MPI ranks' block sums", err)
+                  : rs__shard_merge_records(&m, all_rec, n_bytes, "the MPI ranks' values", cfg->per_query,
+                                            cfg->per_query_ctx, err);
     if (!rc) rc = merge_latencies(&m, all_lat, all_lat_bytes, err);
     if (!rc) {
       rs__shard_merge_finish(&m);

@@ -38,6 +38,9 @@ struct rs__h5file {
   int fd;
   uint64_t size;
   int can_map;
+  /* The probe found /queries/id non-empty, UTF-8 and unique (see
+   * qid_check): the open need not read the ids to check them. */
+  int qids_ok;
 };
 
 static void h5_quiet(void)
@@ -799,6 +802,7 @@ typedef struct {
    * file is opened, so every dataset any rank reads has been decoded. */
   unsigned part, parts;
   uint64_t n_data; /* datasets with data to decode, so far in the visit */
+  int qids_ok;     /* written by the child: see qid_check */
 } probe_state;
 
 /* A child that makes no step for this long is stuck in libhdf5 (some
@@ -813,9 +817,59 @@ static void probe_mark(probe_state *ps, const char *obj, const char *attr)
   ps->progress++;
 }
 
+/* The checks of check_query_ids, made by the child as it decodes
+ * /queries/id anyway, so that an aggregate-only sweep never reads the ids
+ * (1M of them: 0.5 s through libhdf5, then a sort of the strings).  Each id
+ * must be non-empty and UTF-8; uniqueness is checked on 64-bit hashes in
+ * an open-addressing set: distinct hashes prove distinct ids, and two equal hashes (a
+ * duplicate, or a 1-in-10^7 collision at 1M ids) only send the parent to
+ * its own exact check, which names the rows.  Variable-length strings
+ * only: fixed-length ones are left to the parent's padding rules. */
+typedef struct {
+  uint64_t *slot; /* [mask + 1]: the hashes seen (0: empty; a hash of 0 is kept as 1) */
+  size_t mask;
+  int bad;        /* an id failed, two hashes were equal, or the set could not be made */
+} qid_check;
+
+static uint64_t id_hash(const char *s, size_t len)
+{
+  uint64_t h = 0x9e3779b97f4a7c15u ^ len;
+  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3u;
+  /* a final mix, so that ids differing in their last bytes spread */
+  h ^= h >> 33, h *= 0xff51afd7ed558ccdu, h ^= h >> 33, h *= 0xc4ceb9fe1a85ec53u, h ^= h >> 33;
+  return h;
+}
+
+/* A set of at least twice n slots; 0 when it cannot be had. */
+static int qid_check_init(qid_check *q, size_t n)
+{
+  size_t cap = 16;
+  while (cap < 2 * n && cap < ((size_t)1 << 40)) cap *= 2;
+  if (cap < 2 * n || !(q->slot = calloc(cap, sizeof *q->slot))) return 0;
+  q->mask = cap - 1;
+  return 1;
+}
+
+static void qid_check_one(qid_check *q, const char *id)
+{
+  size_t len = id ? strlen(id) : 0, at = 0;
+  if (q->bad) return;
+  if (!id || !len || !rs__utf8_valid(id, len, &at)) {
+    q->bad = 1;
+    return;
+  }
+  uint64_t h = id_hash(id, len);
+  h += h == 0;
+  size_t i = (size_t)h & q->mask;
+  while (q->slot[i] && q->slot[i] != h) i = (i + 1) & q->mask;
+  if (q->slot[i] == h) q->bad = 1;
+  else q->slot[i] = h;
+}
+
 /* Reads a 1-D string dataset in blocks, as read_strings does (not when a
- * length is impossible: read_strings refuses that file). */
-static void probe_strings(const char *path, hid_t d, uint64_t fsize, probe_state *ps)
+ * length is impossible: read_strings refuses that file); with qc set,
+ * passes each string to it. */
+static void probe_strings(const char *path, hid_t d, uint64_t fsize, probe_state *ps, qid_check *qc)
 {
   hid_t ft = H5Dget_type(d), fs = H5Dget_space(d), mt = -1, ms = -1;
   hsize_t dims[2] = {0, 0};
@@ -826,6 +880,7 @@ static void probe_strings(const char *path, hid_t d, uint64_t fsize, probe_state
   const int vlen = H5Tis_variable_str(ft) > 0;
   uint32_t len_bad = 0;
   if (vlen && vlen_too_long(path, d, dims[0], fsize, &len_bad) >= 0) goto done;
+  if (qc && (!vlen || !qid_check_init(qc, (size_t)dims[0]))) qc = NULL;
   mt = H5Tcopy(H5T_C_S1);
   H5Tset_cset(mt, H5Tget_cset(ft));
   H5Tset_size(mt, vlen ? H5T_VARIABLE : w);
@@ -833,6 +888,7 @@ static void probe_strings(const char *path, hid_t d, uint64_t fsize, probe_state
   const size_t esize = vlen ? sizeof(char *) : w;
   void *buf = malloc(rs__mul(PROBE_BLOCK, esize ? esize : 1));
   if (!buf) goto done;
+  hsize_t r_done = 0;
   for (hsize_t r0 = 0; r0 < dims[0]; r0 += PROBE_BLOCK) {
     hsize_t n = dims[0] - r0 < PROBE_BLOCK ? dims[0] - r0 : PROBE_BLOCK;
     memset(buf, 0, (size_t)n * esize);
@@ -845,13 +901,18 @@ static void probe_strings(const char *path, hid_t d, uint64_t fsize, probe_state
     if (vlen) {
       for (hsize_t i = 0; i < n; i++) {
         const char *p = ((char **)buf)[i];
-        if (p) (void)strlen(p);
+        if (qc) qid_check_one(qc, p);
+        else if (p) (void)strlen(p);
       }
       H5Dvlen_reclaim(mt, ms, H5P_DEFAULT, buf);
     }
+    r_done = r0 + n;
   }
   free(buf);
+  /* every block read, and every id passed */
+  if (qc) ps->qids_ok = r_done == dims[0] && !qc->bad;
 done:
+  if (qc) free(qc->slot);
   close_id(ms);
   close_id(mt);
   close_id(fs);
@@ -1017,7 +1078,9 @@ static void probe_object(hid_t loc, const char *name, probe_state *ps)
      * every parts-th dataset. */
     const int mine = ps->parts <= 1 || (strings || numbers ? ps->n_data++ % ps->parts == ps->part : 0);
     if (strings && mine) {
-      probe_strings(ps->path, o, ps->fsize, ps);
+      qid_check qc = {0};
+      const int is_qids = !ps->only && strcmp(name, "/queries/id") == 0;
+      probe_strings(ps->path, o, ps->fsize, ps, is_qids ? &qc : NULL);
     } else if (numbers && mine) {
       /* A run's doc or score that the parent copies with pread (see
        * direct_addr) is never decoded by HDF5 beyond its first element:
@@ -1080,18 +1143,20 @@ static void probe_child(const char *path, probe_state *ps)
 /* Runs the probe of path in a child; only (if set) limits the strings read
  * to that dataset, skip (if set) excludes one. */
 static rs_code probe_file_links(const char *path, const char *only, const char *skip, const char *const *numbers,
-                                const char *const *links, uint32_t *found, int split, rs_error *err);
+                                const char *const *links, uint32_t *found, int split, int *qids_ok,
+                                rs_error *err);
 
 static rs_code probe_file(const char *path, const char *only, const char *skip, const char *const *numbers,
                           rs_error *err)
 {
-  return probe_file_links(path, only, skip, numbers, NULL, NULL, 0, err);
+  return probe_file_links(path, only, skip, numbers, NULL, NULL, 0, NULL, err);
 }
 
 /* As probe_file; with links set, the child only looks up those root links
- * and reports them in *found. */
+ * and reports them in *found.  *qids_ok (if set): qid_check's verdict. */
 static rs_code probe_file_links(const char *path, const char *only, const char *skip, const char *const *numbers,
-                                const char *const *links, uint32_t *found, int split, rs_error *err)
+                                const char *const *links, uint32_t *found, int split, int *qids_ok,
+                                rs_error *err)
 {
   probe_state *ps = mmap(NULL, sizeof *ps, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (ps == MAP_FAILED) return rs__fail(err, RS_NOMEM, "%s: cannot map memory to check the file: %s", path, strerror(errno));
@@ -1171,6 +1236,7 @@ static rs_code probe_file_links(const char *path, const char *only, const char *
   }
 done:
   if (found) *found = rc ? 0 : ps->links_found;
+  if (qids_ok) *qids_ok = !rc && ps->qids_ok;
   munmap(ps, sizeof *ps);
   return rc;
 }
@@ -1195,7 +1261,8 @@ static rs_code open_file_reading(const char *path, const char *const *numbers, r
   }
   /* /docs/text (maybe gigabytes) is probed when it is read.  Under MPI
    * each rank decodes its part of the data. */
-  if (!rc) rc = probe_file_links(path, NULL, numbers ? NULL : "/docs/text", numbers, NULL, NULL, 1, err);
+  int qids_ok = 0;
+  if (!rc) rc = probe_file_links(path, NULL, numbers ? NULL : "/docs/text", numbers, NULL, NULL, 1, &qids_ok, err);
   /* Under MPI the open below is collective: every rank goes on, or none. */
   if ((rc = rs__mpi_agree(rc, err))) return rc;
   rs__h5file *f = rs__calloc(1, sizeof *f);
@@ -1227,6 +1294,7 @@ static rs_code open_file_reading(const char *path, const char *const *numbers, r
     f->size = (uint64_t)st.st_size;
     f->can_map = can_copy(f->fid); /* not under MPI-IO: rows are then read by HDF5 as hyperslabs */
   }
+  f->qids_ok = qids_ok;
   *out = f;
   return RS_OK;
 }
@@ -1452,6 +1520,7 @@ static int cmp_qid(const void *x, const void *y) { return cmp_qid_index(x, y, qi
  * (the README promises it) and unique (per_query.csv is keyed by it). */
 static rs_code check_query_ids(rs__corpus *c, rs_error *err)
 {
+  if (c->runs.file->qids_ok) return RS_OK; /* checked by the probe, without reading them here */
   rs_code rc = rs__corpus_load_queries(c, err);
   if (rc) return rc;
   for (size_t i = 0; i < c->nq; i++) {
@@ -1766,7 +1835,7 @@ uint32_t rs__h5_root_links(const char *path, const char *const *names)
   fclose(probe);
   uint32_t found = 0;
   h5_quiet();
-  if (probe_file_links(path, NULL, NULL, NULL, names, &found, 0, NULL) != RS_OK) return 0;
+  if (probe_file_links(path, NULL, NULL, NULL, names, &found, 0, NULL, NULL) != RS_OK) return 0;
   return found;
 }
 
