@@ -1,5 +1,5 @@
 /* cmd_merge.c: "ragsweep merge": the outputs of the shards of one sharded
- * eval or compare, byte for byte those of one process. */
+ * eval, compare, judge or rag, byte for byte those of one process. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -18,12 +18,19 @@ static void help(FILE *f)
           "usage: ragsweep merge SHARD_DIR [SHARD_DIR ...] -o OUTDIR [--quiet]\n"
           "\n"
           "Writes in OUTDIR exactly the files that the command of the shards ('ragsweep eval\n"
-          "... --shard I/N -o SHARD_DIR', or compare) writes when run in one process with\n"
-          "the same inputs and options (aggregate.csv, latency*.csv, per_query.csv, gates.csv,\n"
-          "worst.csv, --report, --json, --history, ... as the shards' command line asks), and\n"
-          "prints what it prints.  The shards' command line is stored in their manifests; the\n"
-          "merge runs it again in the shards' working folder, reading the inputs' names, ids\n"
-          "and attributes, and takes the scores from the shards.\n"
+          "... --shard I/N -o SHARD_DIR', or compare, judge, rag) writes when run in one process\n"
+          "with the same inputs and options (aggregate.csv, latency*.csv, per_query.csv,\n"
+          "gates.csv, worst.csv, --report, --json, --history, ...; judge's qrels.txt,\n"
+          "judgments.jsonl, agreement.csv; rag's per_sample.csv, calls.jsonl, ...), and prints\n"
+          "what it prints.  The shards' command line is stored in their manifests; the merge\n"
+          "runs it again in the shards' working folder, reading the inputs' names, ids and\n"
+          "attributes, and takes the scores from the shards.\n"
+          "\n"
+          "judge and rag shards: their caches (SHARD_DIR/cache.sqlite) are merged into the\n"
+          "cache the command names (--cache, default OUTDIR/cache.sqlite), and the command runs\n"
+          "on it without sending a request: every reply, failure, retry count and 'cached'\n"
+          "flag is the shards'.  A shard that stopped early (its --max-cost, an error that\n"
+          "cannot heal) or a pair no cache answers is an error naming the shard (exit 2).\n"
           "\n"
           "The folders may come in any order.  They must be shards of one evaluation: the\n"
           "same inputs (unchanged since: size and modification time), the same options and\n"
@@ -87,8 +94,10 @@ int rs_cli_merge(int argc, char **argv)
     status = RS_EXIT_INPUT;
   } else if (strcmp(s.cmd, "eval") == 0) status = eval_merge(&s, same_cwd ? out : out_abs, quiet);
   else if (strcmp(s.cmd, "compare") == 0) status = compare_merge(&s, same_cwd ? out : out_abs);
+  else if (strcmp(s.cmd, "judge") == 0) status = judge_merge(&s, same_cwd ? out : out_abs, quiet);
+  else if (strcmp(s.cmd, "rag") == 0) status = rag_merge(&s, same_cwd ? out : out_abs, quiet);
   else {
-    fprintf(stderr, "ragsweep merge: %s: shards of '%s', expected eval or compare\n", s.dir[0], s.cmd);
+    fprintf(stderr, "ragsweep merge: %s: shards of '%s', expected eval, compare, judge or rag\n", s.dir[0], s.cmd);
     status = RS_EXIT_INPUT;
   }
   if (!same_cwd && chdir(cwd) != 0) { /* nothing left to do here; the status stands */

@@ -17,7 +17,9 @@
 #include "gate.h"
 #include "llm/rag_eval.h"
 #include "llm_opts.h"
+#include "engine/shard.h"
 #include "publish.h"
+#include "shard_io.h"
 #include "sweep_io.h"
 
 static void help(FILE *f)
@@ -50,7 +52,15 @@ static void help(FILE *f)
           "checks (exit 3 when one fails):\n"
           "      --gate 'METRIC>=X'   on every configuration's mean (>=, >, <=, <; repeat)\n"
           "      --tiers FILE         CSV metric,minimum,target,excellent: prints a table of\n"
-          "                           x (below minimum), . (minimum), v (target), * (excellent)\n");
+          "                           x (below minimum), . (minimum), v (target), * (excellent)\n"
+          "where:\n"
+          "      --shard I/N          score share I of N of the samples only (0 <= I < N; the\n"
+          "                           distinct sample ids, with every configuration's sample of\n"
+          "                           each) into the shard folder -o, with its own cache\n"
+          "                           (resumable; --dry-run and --max-cost are the share's); then\n"
+          "                           'ragsweep merge SHARD_DIR... -o OUTDIR' merges the caches into\n"
+          "                           --cache (default OUTDIR/cache.sqlite) and writes the outputs of\n"
+          "                           one process (gates, tiers, publishing too), sending nothing\n");
   llm_opts_help(f);
   fprintf(f, "publishing (once the outputs are written):\n");
   fputs(PUBLISH_OPTS_HELP, f);
@@ -192,7 +202,7 @@ static rs_code check_tiers(const rs__rag *r, const rs__rag_cfg *cfg, const tier 
 
 /* --- the command ------------------------------------------------------------------ */
 
-enum { OPT_CRITERION = 256, OPT_JUDGE, OPT_EMBED, OPT_QUESTIONS, OPT_GATE, OPT_TIERS };
+enum { OPT_CRITERION = 256, OPT_JUDGE, OPT_EMBED, OPT_QUESTIONS, OPT_GATE, OPT_TIERS, OPT_SHARD };
 
 static void remove_stale(const char *dir, const char *name)
 {
@@ -201,14 +211,34 @@ static void remove_stale(const char *dir, const char *name)
   unlink(path);
 }
 
-int rs_cli_rag(int argc, char **argv)
+static int rag_main(int argc, char **argv, const shard_set *merge);
+
+int rs_cli_rag(int argc, char **argv) { return rag_main(argc, argv, NULL); }
+
+int rag_merge(const shard_set *s, const char *out_dir, int quiet)
+{
+  char **argv = calloc(s->n_words + 5, sizeof *argv);
+  if (!argv) return RS_EXIT_INPUT;
+  int argc = 0;
+  static char w_cmd[] = "rag", w_out[] = "-o", w_quiet[] = "--quiet";
+  argv[argc++] = w_cmd;
+  for (size_t i = 0; i < s->n_words; i++) argv[argc++] = s->words[i];
+  argv[argc++] = w_out;
+  argv[argc++] = (char *)out_dir;
+  if (quiet) argv[argc++] = w_quiet;
+  const int status = rag_main(argc, argv, s);
+  free(argv);
+  return status;
+}
+
+static int rag_main(int argc, char **argv, const shard_set *merge)
 {
   static const struct option longs[] = {
       {"out", required_argument, 0, 'o'},          {"metric", required_argument, 0, 'm'},
       {"criterion", required_argument, 0, OPT_CRITERION}, {"judge-model", required_argument, 0, OPT_JUDGE},
       {"embed-model", required_argument, 0, OPT_EMBED}, {"questions", required_argument, 0, OPT_QUESTIONS},
       {"gate", required_argument, 0, OPT_GATE},    {"tiers", required_argument, 0, OPT_TIERS},
-      LLM_OPTS_LONG,                               PUBLISH_OPTS_LONG,
+      {"shard", required_argument, 0, OPT_SHARD},  LLM_OPTS_LONG,                               PUBLISH_OPTS_LONG,
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   const char *out_dir = NULL, *tiers_path = NULL, *embed_model = getenv("RAGSWEEP_EMBED_MODEL");
@@ -232,7 +262,17 @@ int rs_cli_rag(int argc, char **argv)
   rs_error err = {0};
   rs_code rc = RS_OK;
   int out_existed = 1;
-  if (!metric_text || !crit_text || !judges || !gate_text) {
+  int shard = 0, embed_given = 0;
+  size_t shard_i = 0, shard_n = 0, n_words = 0;
+  rs__llm_replay *replay = NULL;
+  char *common = NULL;
+  char **inputs = calloc(cap + 4, sizeof *inputs);
+  /* The words that define the scoring, for a shard manifest: all but the
+   * output folder, --shard and the options llm_opt_per_shard names. */
+  char **orig = calloc(cap, sizeof *orig), **words = calloc(cap + 6, sizeof *words);
+  unsigned char *drop = calloc(cap, 1);
+  if (orig) memcpy(orig, argv, (size_t)argc * sizeof *orig);
+  if (!metric_text || !crit_text || !judges || !gate_text || !inputs || !orig || !words || !drop) {
     fprintf(stderr, "ragsweep rag: out of memory\n");
     status = RS_EXIT_INPUT;
     goto done;
@@ -241,6 +281,7 @@ int rs_cli_rag(int argc, char **argv)
   int c;
   long v;
   while ((c = getopt_long(argc, argv, "o:m:h", longs, NULL)) != -1) {
+    if (c == 'o' || c == OPT_SHARD || llm_opt_per_shard(c)) shard_drop_option_words(orig, argc, argv, optarg, drop);
     const llm_opt_result lr = llm_opts_parse(&lo, c, optarg, "rag");
     if (lr == LLM_OPT_BAD) {
       status = RS_EXIT_USAGE;
@@ -258,7 +299,15 @@ int rs_cli_rag(int argc, char **argv)
     case 'm': metric_text[n_metric_text++] = optarg; break;
     case OPT_CRITERION: crit_text[n_crit++] = optarg; break;
     case OPT_JUDGE: judges[n_judges++] = optarg; break;
-    case OPT_EMBED: embed_model = optarg; break;
+    case OPT_EMBED: embed_model = optarg, embed_given = 1; break;
+    case OPT_SHARD:
+      if (!rs__shard_parse(optarg, &shard_i, &shard_n)) {
+        status = llm_usage_error("rag", "--shard: expected I/N with 0 <= I < N <= %d (e.g. --shard "
+                                 "$SLURM_ARRAY_TASK_ID/8), found '%s'", RS__SHARD_MAX_N, optarg);
+        goto done;
+      }
+      shard = 1;
+      break;
     case OPT_QUESTIONS:
       if (!parse_count(optarg, 1, &v) || v > 20) {
         status = llm_usage_error("rag", "--questions: expected an integer from 1 to 20, found '%s'", optarg);
@@ -276,10 +325,26 @@ int rs_cli_rag(int argc, char **argv)
   }
   char **pos = argv + optind;
   const size_t n_pos = (size_t)(argc - optind);
+  for (int k = 1; k < argc; k++)
+    if (!drop[k]) words[n_words++] = orig[k];
   if (n_pos == 0) {
     status = llm_usage_error("rag", "expected DATASET.jsonl (ragas fields, one sample per line)");
     goto done;
   }
+  if (shard) {
+    static char w_embed[] = "--embed-model";
+    if (!llm_opts_store_words(&lo, "rag", words, &n_words)) {
+      status = RS_EXIT_USAGE;
+      goto done;
+    }
+    if (!embed_given && embed_model) words[n_words++] = w_embed, words[n_words++] = (char *)embed_model;
+  }
+  /* The inputs a shard manifest records: the sample files, the criteria's
+   * templates (NAME=FILE), the tiers. */
+  size_t n_inputs = 0;
+  for (size_t i = 0; i < n_pos; i++) inputs[n_inputs++] = pos[i];
+  for (size_t i = 0; i < n_crit; i++) inputs[n_inputs++] = (char *)crit_text[i];
+  if (tiers_path) inputs[n_inputs++] = (char *)tiers_path;
   if (!out_dir) {
     status = llm_usage_error("rag", "-o OUTDIR is required");
     goto done;
@@ -332,18 +397,25 @@ int rs_cli_rag(int argc, char **argv)
     status = err.code == RS_USAGE ? RS_EXIT_USAGE : RS_EXIT_INPUT;
     goto done;
   }
+  if (merge && !shard_llm_complete(merge, "values")) {
+    status = RS_EXIT_INPUT;
+    goto done;
+  }
   rc = rs__rag_set_load((const char *const *)pos, n_pos, &set, &err);
   struct stat out_st;
   out_existed = stat(out_dir, &out_st) == 0;
-  if (!rc && !lo.dry_run && mkdir_p(out_dir) != 0)
+  if (!rc && !lo.dry_run && shard) rc = shard_llm_begin(out_dir, &err);
+  else if (!rc && !lo.dry_run && mkdir_p(out_dir) != 0)
     rc = rs__fail(&err, RS_IO, "-o %s: cannot create the folder: %s", out_dir, strerror(errno));
   rs__rag_cfg cfg = {0};
+  const char *cache_path = lo.cache_path;
   if (!rc) {
-    const char *cache_path = lo.cache_path;
-    if (!cache_path) {
+    /* A shard keeps its own cache in its folder; --cache names the job's,
+     * which the merge fills. */
+    if (!cache_path || shard) {
       const size_t n = strlen(out_dir) + 32;
       if (!(cache_buf = malloc(n))) rc = rs__fail(&err, RS_NOMEM, "out of memory");
-      else snprintf(cache_buf, n, "%s/cache.sqlite", out_dir), cache_path = cache_buf;
+      else snprintf(cache_buf, n, "%s/" SHARD_CACHE, out_dir), cache_path = cache_buf;
     }
     cfg.set = &set;
     cfg.metrics = metrics, cfg.n_metrics = n_metrics;
@@ -355,11 +427,64 @@ int rs_cli_rag(int argc, char **argv)
     cfg.cache_path = cache_path;
     cfg.price_in = lo.price_in, cfg.price_out = lo.price_out, cfg.max_cost = lo.max_cost;
     cfg.dry_run = lo.dry_run;
+    if (shard) cfg.share_i = shard_i, cfg.share_n = shard_n, cfg.record_sent = 1;
     if (!lo.quiet && isatty(STDERR_FILENO)) cfg.progress = show_progress, cfg.progress_ctx = &ps;
+  }
+  if (!rc && merge) {
+    rc = shard_llm_merge_caches(merge, cache_path, &replay, lo.quiet, &err);
+    cfg.offline = 1, cfg.replay = replay;
   }
   if (!rc) rc = rs__rag_run(&cfg, &r, &err);
   llm_progress_end(&ps);
   const rs__rag_stats *st = r ? rs__rag_get_stats(r) : NULL;
+  if (!rc && merge && st->missing) {
+    uint64_t *counts = calloc(merge->n, sizeof *counts);
+    if (!counts) rc = rs__fail(&err, RS_NOMEM, "out of memory");
+    else {
+      rs__rag_missing_by_share(r, merge->n, counts);
+      shard_llm_report_missing(merge, counts, "samples");
+      free(counts);
+      status = RS_EXIT_INPUT;
+      goto done;
+    }
+  }
+  if (!rc && !lo.dry_run && (shard || merge)) {
+    char lines[96];
+    snprintf(lines, sizeof lines, "samples %zu\nconfigurations %zu\n", set.n, set.n_configs);
+    rc = shard_manifest_llm("rag", words, n_words, inputs, n_inputs, lines, shard ? shard_n : merge->n, &common, &err);
+    if (!rc && merge && strcmp(common, merge->common) != 0)
+      rc = rs__fail(&err, RS_FORMAT, "%s: the shards do not match their inputs now (an input changed since the "
+                    "shards ran, or another ragsweep version merges): run the shards again", merge->dir[0]);
+  }
+  if (!rc && !lo.dry_run && shard) {
+    const rs__llm_calls_stats *cs = &st->calls;
+    char own[256];
+    snprintf(own, sizeof own, "samples-in-share %llu\nrequests %llu\nsent %llu\ncached %llu\nstopped %s\n"
+             "not-sent %llu\n", (unsigned long long)st->samples, (unsigned long long)cs->requests,
+             (unsigned long long)cs->sent, (unsigned long long)cs->cached,
+             cs->stopped_fatal ? "fatal" : cs->stopped_budget ? "budget" : "none", (unsigned long long)st->not_sent);
+    rc = shard_llm_commit(out_dir, common, shard_i, own, &err);
+    if (!rc) {
+      printf("ragsweep rag: shard %zu/%zu: %llu of %zu samples\n"
+             "  requests %llu: %llu sent, %llu cache hits, %llu retries; tokens %llu prompt + %llu completion; "
+             "cost $%.4f\n  values %llu, undefined %llu, failures %llu, not sent %llu\n"
+             "  wrote the shard %s/" SHARD_MANIFEST " (cache: %s)\n"
+             "merge every shard with: ragsweep merge SHARD_DIR... -o OUTDIR\n",
+             shard_i, shard_n, (unsigned long long)st->samples, set.n, (unsigned long long)cs->requests,
+             (unsigned long long)cs->sent, (unsigned long long)cs->cached, (unsigned long long)cs->retries,
+             (unsigned long long)cs->prompt_tokens, (unsigned long long)cs->completion_tokens, cs->cost,
+             (unsigned long long)st->values, (unsigned long long)st->undefined, (unsigned long long)st->failures,
+             (unsigned long long)st->not_sent, out_dir, cache_path);
+      if (cs->stopped_fatal) fprintf(stderr, "ragsweep rag: stopped: %s\n(what was answered is cached; fix the cause "
+                                             "and run the shard again to resume)\n", cs->fatal_message);
+      else if (cs->stopped_budget)
+        fprintf(stderr, "ragsweep rag: stopped at the --max-cost budget of $%g ($%.4f spent): run the shard again "
+                        "with a larger budget to resume from its cache\n", lo.max_cost, cs->cost);
+      /* Its failures are judged with the others' by the merge (--max-failures), as one process judges them. */
+      if (cs->stopped_fatal || cs->stopped_budget) status = RS_EXIT_INPUT;
+      goto done;
+    }
+  }
   if (!rc && lo.dry_run) {
     const rs__llm_calls_stats *cs = &st->calls;
     printf("ragsweep rag --dry-run: %zu samples, %zu configuration%s, %zu metric%s, %zu judge%s\n", set.n,
@@ -378,8 +503,8 @@ int rs_cli_rag(int argc, char **argv)
   }
   if (!rc) rc = rs__rag_write(r, out_dir, &err);
   if (rc) {
-    if (!out_existed && !lo.dry_run) rmdir(out_dir); /* only if still empty */
-    fprintf(stderr, "ragsweep rag: %s\n", err.msg);
+    if (!out_existed && !lo.dry_run && !merge) rmdir(out_dir); /* only if still empty */
+    fprintf(stderr, "ragsweep %s: %s\n", merge ? "merge" : "rag", err.msg);
     status = err.code == RS_USAGE ? RS_EXIT_USAGE : RS_EXIT_INPUT;
     goto done;
   }
@@ -417,8 +542,10 @@ int rs_cli_rag(int argc, char **argv)
          (unsigned long long)cs->requests, (unsigned long long)cs->sent, (unsigned long long)cs->cached,
          (unsigned long long)cs->retries, (unsigned long long)cs->prompt_tokens,
          (unsigned long long)cs->completion_tokens, cs->cost);
-  printf("  %.2f s, %.1f requests/s sent; wrote %s/per_sample.csv, aggregate.csv, calls.jsonl%s%s\n", cs->wall_s,
-         cs->wall_s > 0 ? (double)cs->sent / cs->wall_s : 0.0, out_dir, n_judges > 1 ? ", agreement.csv" : "",
+  if (!merge)
+    printf("  %.2f s, %.1f requests/s sent; ", cs->wall_s, cs->wall_s > 0 ? (double)cs->sent / cs->wall_s : 0.0);
+  else printf("  ");
+  printf("wrote %s/per_sample.csv, aggregate.csv, calls.jsonl%s%s\n", out_dir, n_judges > 1 ? ", agreement.csv" : "",
          set.has_latency ? ", latency.csv, latency_hist.csv" : "");
   /* Checks: after every output is written. */
   size_t checks_failed = 0;
@@ -498,5 +625,7 @@ done:
   free(tl.t);
   free(cache_buf);
   free(metric_text), free(crit_text), free(judges), free(gate_text);
+  rs__llm_replay_free(replay);
+  free(common), free(inputs), free(orig), free(words), free(drop);
   return status;
 }

@@ -29,6 +29,30 @@ void llm_opts_init(llm_opts *o)
   o->max_cost = -1;
 }
 
+int llm_opt_per_shard(int c)
+{
+  return c == LLM_OPT_CONC || c == LLM_OPT_TIMEOUT || c == LLM_OPT_RPM || c == LLM_OPT_RETRIES ||
+         c == LLM_OPT_MAX_COST || c == LLM_OPT_DRY || c == LLM_OPT_QUIET;
+}
+
+int llm_opts_store_words(const llm_opts *o, const char *cmd, char **words, size_t *n_words)
+{
+  const char *url = o->http.base_url ? o->http.base_url : "";
+  const char *auth = strstr(url, "://");
+  auth = auth ? auth + 3 : url;
+  const size_t auth_len = strcspn(auth, "/?#");
+  if (memchr(auth, '@', auth_len) || strchr(url, '?')) {
+    fprintf(stderr, "ragsweep %s: --shard: the base URL holds credentials or a query string, which a shard "
+                    "manifest would keep in clear; give the key in OPENAI_API_KEY and a base URL without them\n",
+            cmd);
+    return 0;
+  }
+  static char w_model[] = "--model", w_url[] = "--base-url";
+  if (!o->model_given && o->model) words[(*n_words)++] = w_model, words[(*n_words)++] = (char *)o->model;
+  if (!o->base_url_given) words[(*n_words)++] = w_url, words[(*n_words)++] = (char *)url;
+  return 1;
+}
+
 static llm_opt_result bad(const char *cmd, const char *fmt, ...) RS_PRINTF(2, 3);
 static llm_opt_result bad(const char *cmd, const char *fmt, ...)
 {
@@ -62,8 +86,8 @@ llm_opt_result llm_opts_parse(llm_opts *o, int c, const char *arg, const char *c
   long v;
   double d;
   switch (c) {
-  case LLM_OPT_MODEL: o->model = arg; break;
-  case LLM_OPT_BASE_URL: o->http.base_url = arg; break;
+  case LLM_OPT_MODEL: o->model = arg, o->model_given = 1; break;
+  case LLM_OPT_BASE_URL: o->http.base_url = arg, o->base_url_given = 1; break;
   case LLM_OPT_TEMP:
     if (!parse_real(arg, &d) || d < 0 || d > 2) return bad(cmd, "--temperature: expected a number from 0 to 2, found '%s'", arg);
     o->temperature = d;

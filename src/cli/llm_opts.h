@@ -60,7 +60,24 @@ typedef struct llm_opts {
   double max_cost;            /* USD; < 0: no budget */
   double max_failures;        /* fraction (default 0.01) */
   int quiet;
+  int model_given, base_url_given; /* --model, --base-url on the command line (not the environment) */
 } llm_opts;
+
+/* The options that may differ between the shards (or ranks) of one job
+ * without changing an answer or an output byte: transport (--concurrency,
+ * --timeout, --rpm, --max-retries), the budget (--max-cost: a shard stopped
+ * on it is re-run with a larger one), --dry-run and --quiet.  A shard
+ * manifest does not store them. */
+int llm_opt_per_shard(int c);
+
+/* For a shard manifest's stored words (room for 4 more): the model and the
+ * base URL when they came from the environment (RAGSWEEP_MODEL,
+ * OPENAI_BASE_URL), so that the merge, wherever it runs, asks the same
+ * cache keys.  The API key is never a word (it is read from OPENAI_API_KEY
+ * only); a base URL with credentials (user:password@) or a query string is
+ * refused, as a manifest would keep it in clear: 0 after a message on
+ * stderr, else 1. */
+int llm_opts_store_words(const llm_opts *o, const char *cmd, char **words, size_t *n_words);
 
 /* The defaults, with the environment read (RAGSWEEP_MODEL, OPENAI_BASE_URL,
  * OPENAI_API_KEY). */

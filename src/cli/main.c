@@ -65,7 +65,10 @@ static int omp_env_ok(const char *prog)
 
 /* Under mpirun with more than one rank, the commands that split their work
  * across the ranks (README, "MPI"); any other would run P times over. */
-static int splits_under_mpi(const char *cmd) { return strcmp(cmd, "eval") == 0 || strcmp(cmd, "compare") == 0; }
+static int splits_under_mpi(const char *cmd)
+{
+  return strcmp(cmd, "eval") == 0 || strcmp(cmd, "compare") == 0 || strcmp(cmd, "judge") == 0;
+}
 
 static int run(int argc, char **argv)
 {
@@ -83,7 +86,7 @@ static int run(int argc, char **argv)
   }
   const char *cmd = argv[1];
   if (rs__mpi_size() > 1 && !splits_under_mpi(cmd) && strcmp(cmd, "version") != 0 && strcmp(cmd, "--version") != 0) {
-    fprintf(stderr, "ragsweep: '%s' does not split its work across MPI ranks (eval and compare do); run it as one "
+    fprintf(stderr, "ragsweep: '%s' does not split its work across MPI ranks (eval, compare and judge do); run it as one "
                     "process (without mpirun, or mpirun -np 1)\n", cmd);
     return RS_EXIT_USAGE;
   }

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "llm/cache.h"
+#include "llm/calls.h"
 #include "sweep_io.h"
 #include "util/sha256.h"
 #include "util/strbuf.h"
@@ -78,24 +80,43 @@ static void put_input(rs__sb *b, const char *word)
                       (long)st.st_mtim.tv_nsec);
 }
 
+/* The lines every kind of shard manifest starts with: format, version,
+ * byte order, command, working folder, the stored words, the inputs. */
+static rs_code manifest_head(rs__sb *b, const char *cmd, char *const *words, size_t n_words, char *const *inputs,
+                             size_t n_inputs, rs_error *err)
+{
+  char cwd[PATH_MAX];
+  if (!getcwd(cwd, sizeof cwd)) return rs__fail(err, RS_IO, "cannot read the working folder: %s", strerror(errno));
+  rs__sb_printf(b, FORMAT_LINE "\nversion %s\nbyte-order %s\ncommand %s\ncwd ", RAGSWEEP_VERSION,
+                little_endian() ? "little-endian" : "big-endian", cmd);
+  put_escaped(b, cwd);
+  rs__sb_str(b, "\n");
+  for (size_t i = 0; i < n_words; i++) {
+    rs__sb_str(b, "arg ");
+    put_escaped(b, words[i]);
+    rs__sb_str(b, "\n");
+  }
+  for (size_t i = 0; i < n_inputs; i++) put_input(b, inputs[i]);
+  return RS_OK;
+}
+
+static rs_code take_text(rs__sb *b, char **out, rs_error *err)
+{
+  if (b->failed) {
+    rs__sb_free(b);
+    return rs__fail(err, RS_NOMEM, "out of memory");
+  }
+  *out = rs__sb_take(b);
+  return RS_OK;
+}
+
 rs_code shard_manifest_common(const char *cmd, char *const *words, size_t n_words, char *const *inputs,
                               size_t n_inputs, const rs__spec *spec, size_t n_results, size_t n_queries,
                               const rs__shard_plan *plan, size_t n, char **out, rs_error *err)
 {
   rs__sb b = {0};
-  
-  char cwd[PATH_MAX];
-  if (!getcwd(cwd, sizeof cwd)) return rs__fail(err, RS_IO, "cannot read the working folder: %s", strerror(errno));
-  rs__sb_printf(&b, FORMAT_LINE "\nversion %s\nbyte-order %s\ncommand %s\ncwd ", RAGSWEEP_VERSION,
-                    little_endian() ? "little-endian" : "big-endian", cmd);
-  put_escaped(&b, cwd);
-  rs__sb_str(&b, "\n");
-  for (size_t i = 0; i < n_words; i++) {
-    rs__sb_str(&b, "arg ");
-    put_escaped(&b, words[i]);
-    rs__sb_str(&b, "\n");
-  }
-  for (size_t i = 0; i < n_inputs; i++) put_input(&b, inputs[i]);
+  rs_code rc = manifest_head(&b, cmd, words, n_words, inputs, n_inputs, err);
+  if (rc) return rc;
   /* The measure set as the engine sees it: names, in order, of every
    * value a record holds (visible, gate-only, hidden and curve values). */
   rs__sha256_ctx h;
@@ -107,12 +128,18 @@ rs_code shard_manifest_common(const char *cmd, char *const *words, size_t n_word
   rs__hex(d, 32, hex);
   rs__sb_printf(&b, "results %zu\nqueries %zu\nvalues %zu\nmeasures-sha256 %s\nunit-rows %zu\nunits %zu\nshards %zu\n",
                     n_results, n_queries, spec->n_req, hex, plan->unit_rows, plan->n_units, n);
-  if (b.failed) {
-    rs__sb_free(&b);
-    return rs__fail(err, RS_NOMEM, "out of memory");
-  }
-  *out = rs__sb_take(&b);
-  return RS_OK;
+  return take_text(&b, out, err);
+}
+
+rs_code shard_manifest_llm(const char *cmd, char *const *words, size_t n_words, char *const *inputs, size_t n_inputs,
+                           const char *lines, size_t n, char **out, rs_error *err)
+{
+  rs__sb b = {0};
+  rs_code rc = manifest_head(&b, cmd, words, n_words, inputs, n_inputs, err);
+  if (rc) return rc;
+  rs__sb_str(&b, lines);
+  rs__sb_printf(&b, "shards %zu\n", n);
+  return take_text(&b, out, err);
 }
 
 /* --- writing ---------------------------------------------------------------------- */
@@ -244,7 +271,89 @@ void shard_writer_abort(shard_writer *w)
   free(w);
 }
 
+rs_code shard_llm_begin(const char *dir, rs_error *err)
+{
+  if (mkdir_p(dir) != 0) return rs__fail(err, RS_IO, "-o %s: cannot create the shard folder: %s", dir, strerror(errno));
+  char path[4096];
+  snprintf(path, sizeof path, "%s/" SHARD_MANIFEST, dir);
+  if (unlink(path) != 0 && errno != ENOENT) /* no manifest: the folder is not a finished shard until commit */
+    return rs__fail(err, RS_IO, "%s: cannot remove the older manifest: %s", path, strerror(errno));
+  rs__tmp_sweep_stale(dir);
+  return RS_OK;
+}
+
+rs_code shard_llm_commit(const char *dir, const char *common, size_t i, const char *own, rs_error *err)
+{
+  char tmp[4096] = "";
+  int h = -1;
+  FILE *f = open_tmp(dir, SHARD_MANIFEST, tmp, sizeof tmp, &h, err);
+  if (!f) return RS_IO;
+  fprintf(f, "%s" THIS_SHARD "shard %zu\n%s", common, i, own);
+  rs_code rc = close_into(&f, tmp, &h, dir, SHARD_MANIFEST, err);
+  if (f) fclose(f);
+  if (*tmp) unlink(tmp);
+  rs__tmp_forget(h);
+  return rc;
+}
+
 /* --- reading -------------------------------------------------------------------- */
+
+/* The merge's first check, before any cache is touched: every shard
+ * finished its share (a shard stopped at its budget or on an error that
+ * cannot heal says so in its manifest). */
+int shard_llm_complete(const shard_set *m, const char *what)
+{
+  for (size_t i = 0; i < m->n; i++) {
+    size_t len = 0, not_sent = 0;
+    const char *stop = shard_own_value(m, i, "stopped", &len);
+    if (stop && len == 4 && strncmp(stop, "none", 4) == 0) continue;
+    shard_own_size(m, i, "not-sent", &not_sent);
+    fprintf(stderr, "ragsweep merge: shard %zu of %zu (%s) stopped before its share was done (%.*s): %zu %s not "
+                    "asked; run it again (the same command, --shard %zu/%zu: it resumes from its cache, with a "
+                    "larger --max-cost if the budget stopped it), then merge\n",
+            i, m->n, m->dir[i], stop ? (int)len : 7, stop ? stop : "unknown", not_sent, what, i, m->n);
+    return 0;
+  }
+  return 1;
+}
+
+/* Merge: the shards' caches into the job's cache, their sent requests into
+ * *replay. */
+rs_code shard_llm_merge_caches(const shard_set *m, const char *cache_path, rs__llm_replay **replay, int quiet,
+                                  rs_error *err)
+{
+  rs__llm_cache *dst = NULL;
+  rs_code rc = rs__llm_cache_open(cache_path, &dst, err);
+  uint64_t total = 0;
+  for (size_t i = 0; i < m->n && !rc; i++) {
+    char path[4200];
+    uint64_t added = 0;
+    snprintf(path, sizeof path, "%s/" SHARD_CACHE, m->dir[i]);
+    if (!(rc = rs__llm_cache_merge(dst, path, &added, err))) rc = rs__llm_replay_add(replay, path, err);
+    total += added;
+  }
+  rs__llm_cache_close(dst);
+  if (!rc && !quiet)
+    fprintf(stderr, "ragsweep merge: %zu shard caches merged into %s (%llu new replies)\n", m->n, cache_path,
+            (unsigned long long)total);
+  return rc;
+}
+
+/* Merge: the pairs (rag: samples) no cache answered, by shard; 0 when none. */
+int shard_llm_report_missing(const shard_set *m, const uint64_t *counts, const char *what)
+{
+  size_t bad = 0;
+  for (size_t i = 0; i < m->n; i++)
+    if (counts[i]) {
+      fprintf(stderr, "ragsweep merge: shard %zu of %zu (%s): %llu %s without an answer in its cache (its cache "
+                      "was replaced or emptied since it ran?); run it again with --shard %zu/%zu, then merge\n",
+              i, m->n, m->dir[i], (unsigned long long)counts[i], what, i, m->n);
+      bad++;
+    }
+  return bad != 0;
+}
+
+
 
 static char *read_text(const char *path, rs_error *err)
 {
@@ -335,8 +444,8 @@ static rs_code read_manifest(const char *dir, manifest *m, rs_error *err)
     return rs__fail(err, RS_IO, "%s: not a folder (expected a shard folder written by 'ragsweep eval --shard I/N -o %s')",
                     dir, dir);
   if (stat(path, &st) != 0)
-    return rs__fail(err, RS_FORMAT, "%s: no " SHARD_MANIFEST ": not a finished shard (eval --shard writes it last; "
-                    "evaluate the shard again)", dir);
+    return rs__fail(err, RS_FORMAT, "%s: no " SHARD_MANIFEST ": not a finished shard (--shard writes it last; "
+                    "run the shard again: a judge or rag shard resumes from its cache)", dir);
   if (!(m->text = read_text(path, err))) return RS_IO;
   if (!(m->dir = realpath(dir, NULL))) return rs__fail(err, RS_IO, "%s: %s", dir, strerror(errno));
   char *sep = strncmp(m->text, FORMAT_LINE "\n", sizeof FORMAT_LINE) == 0 ? strstr(m->text, "\n" THIS_SHARD) : NULL;
@@ -352,6 +461,8 @@ void shard_set_close(shard_set *s)
 {
   for (size_t i = 0; s->dir && i < s->n; i++) free(s->dir[i]);
   for (size_t i = 0; s->words && i < s->n_words; i++) free(s->words[i]);
+  for (size_t i = 0; s->own && i < s->n; i++) free(s->own[i]);
+  free(s->own);
   free(s->dir), free(s->common), free(s->cmd), free(s->cwd), free(s->words), free(s->n_records), free(s->n_latency);
   memset(s, 0, sizeof *s);
 }
@@ -419,12 +530,18 @@ rs_code shard_set_open(char *const *dirs, size_t n_dirs, shard_set *s, rs_error 
     s->dir = rs__calloc(n, sizeof *s->dir);
     s->n_records = rs__calloc(n, sizeof *s->n_records);
     s->n_latency = rs__calloc(n, sizeof *s->n_latency);
+    s->own = rs__calloc(n, sizeof *s->own);
     s->words = rs__calloc(strlen(m[0].text) / 4 + 1, sizeof *s->words); /* an "arg " line has >= 5 bytes */
-    if (!s->dir || !s->n_records || !s->n_latency || !s->words) rc = rs__fail(err, RS_NOMEM, "out of memory");
+    if (!s->dir || !s->n_records || !s->n_latency || !s->own || !s->words) rc = rs__fail(err, RS_NOMEM, "out of memory");
   }
+  size_t cmd_len = 0;
+  const char *cmd = rc ? NULL : line_value(m[0].text, "command", &cmd_len);
+  const int llm = cmd && ((cmd_len == 5 && strncmp(cmd, "judge", 5) == 0) || (cmd_len == 3 && strncmp(cmd, "rag", 3) == 0));
   for (size_t i = 0; !rc && i < n; i++) {
     s->dir[i] = m[i].dir, m[i].dir = NULL;
-    if (!line_size(m[i].own, "records", &s->n_records[i]) || !line_size(m[i].own, "latency-records", &s->n_latency[i]))
+    if (!(s->own[i] = strdup(m[i].own))) rc = rs__fail(err, RS_NOMEM, "out of memory");
+    else if (!llm && (!line_size(m[i].own, "records", &s->n_records[i]) ||
+                      !line_size(m[i].own, "latency-records", &s->n_latency[i])))
       rc = rs__fail(err, RS_FORMAT, "%s/" SHARD_MANIFEST ": no 'records N' or 'latency-records N' line", s->dir[i]);
   }
   if (!rc) {
@@ -559,4 +676,11 @@ rs_code shard_write(const char *dir, rs__sweep_cfg *cfg, const sweep_input *in, 
          "merge every shard with: ragsweep merge SHARD_DIR... -o OUTDIR\n",
          i, n, u0, u1, plan->n_units, n_records, n_lat, n_lat == 1 ? "" : "s", dir, dir, dir);
   return RS_OK;
+}
+
+int shard_own_size(const shard_set *s, size_t i, const char *key, size_t *out) { return line_size(s->own[i], key, out); }
+
+const char *shard_own_value(const shard_set *s, size_t i, const char *key, size_t *len)
+{
+  return line_value(s->own[i], key, len);
 }

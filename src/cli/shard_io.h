@@ -29,6 +29,7 @@
 #define RAGSWEEP_CLI_SHARD_IO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "engine/shard.h"
 #include "metrics/spec.h"
@@ -46,7 +47,22 @@ rs_code shard_manifest_common(const char *cmd, char *const *words, size_t n_word
                               size_t n_inputs, const rs__spec *spec, size_t n_results, size_t n_queries,
                               const rs__shard_plan *plan, size_t n, char **out, rs_error *err);
 
+/* The common part of a judge or rag shard manifest: cmd, the words, the
+ * inputs, then the command's own lines (text of "key value\n" lines: what
+ * the shares are cut from) and the share count n. */
+rs_code shard_manifest_llm(const char *cmd, char *const *words, size_t n_words, char *const *inputs, size_t n_inputs,
+                           const char *lines, size_t n, char **out, rs_error *err);
+
 /* --- writing a shard ------------------------------------------------------------- */
+
+/* A judge or rag shard folder holds its own reply cache (cache.sqlite, with
+ * the table of the requests it sent: llm/cache.h) and manifest.txt.
+ * begin: creates dir, removes an older manifest; commit: writes the manifest
+ * (common, "this-shard", "shard I", then own's lines) under a temporary
+ * name, renamed. */
+#define SHARD_CACHE "cache.sqlite"
+rs_code shard_llm_begin(const char *dir, rs_error *err);
+rs_code shard_llm_commit(const char *dir, const char *common, size_t i, const char *own, rs_error *err);
 
 typedef struct shard_writer shard_writer;
 
@@ -75,8 +91,13 @@ typedef struct shard_set {
   char *cwd;        /* the working folder of the shards */
   char **words;     /* the stored command line (unescaped) */
   size_t n_words;
-  size_t *n_records, *n_latency; /* [n] */
+  size_t *n_records, *n_latency; /* [n] (eval and compare) */
+  char **own;                    /* [n] each shard's own manifest lines (after "this-shard") */
 } shard_set;
+
+/* A shard's own "key N" (1 when present and a number) or "key VALUE" line. */
+int shard_own_size(const shard_set *s, size_t i, const char *key, size_t *out);
+const char *shard_own_value(const shard_set *s, size_t i, const char *key, size_t *len);
 
 /* Reads the manifests of dirs[0..n_dirs), in any order, and checks they
  * are shards of one evaluation, each index 0..N-1 exactly once: RS_FORMAT
@@ -116,5 +137,21 @@ rs_code shard_write(const char *dir, rs__sweep_cfg *cfg, const struct sweep_inpu
  * values; the command's exit status. */
 int eval_merge(const shard_set *s, const char *out_dir, int quiet);
 int compare_merge(const shard_set *s, const char *out_dir);
+int judge_merge(const shard_set *s, const char *out_dir, int quiet);
+
+/* The merges of judge and rag shards, in steps:
+ * complete: every shard finished its share; otherwise a message naming the
+ *   first that stopped (its --max-cost, an error that cannot heal), how many
+ *   `what` (pairs, values) it did not ask, and how to resume it; 0.
+ * merge_caches: every shard's cache into the job's cache_path (created if
+ *   missing; first answer wins) and their sent requests into *replay.
+ * report_missing: after the offline run, a line per shard whose counts[i]
+ *   `what` no cache answered; 1 when there was one. */
+struct rs__llm_replay;
+int shard_llm_complete(const shard_set *m, const char *what);
+rs_code shard_llm_merge_caches(const shard_set *m, const char *cache_path, struct rs__llm_replay **replay, int quiet,
+                               rs_error *err);
+int shard_llm_report_missing(const shard_set *m, const uint64_t *counts, const char *what);
+int rag_merge(const shard_set *s, const char *out_dir, int quiet);
 
 #endif

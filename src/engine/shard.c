@@ -51,6 +51,22 @@ static size_t share_start(size_t u, size_t i, size_t n)
   return (u / n) * i + (size_t)(((uint64_t)(u % n) * i) / n);
 }
 
+void rs__share_bounds(size_t n_items, size_t i, size_t n, size_t *lo, size_t *hi)
+{
+  *lo = share_start(n_items, i, n);
+  *hi = share_start(n_items, i + 1, n);
+}
+
+size_t rs__share_of(size_t n_items, size_t k, size_t n)
+{
+  /* The largest i with floor(n_items·i/n) <= k: a guess, then a step or two. */
+  size_t i = (size_t)(((uint64_t)k * n) / (n_items ? n_items : 1));
+  if (i >= n) i = n - 1;
+  while (i > 0 && share_start(n_items, i, n) > k) i--;
+  while (i + 1 < n && share_start(n_items, i + 1, n) <= k) i++;
+  return i;
+}
+
 void rs__shard_share_units(const rs__shard_plan *p, size_t i, size_t n, size_t *u0, size_t *u1)
 {
   *u0 = share_start(p->n_units, i, n);

@@ -66,6 +66,14 @@ rs_code rs__shard_plan_make(const rs__run *const *runs, size_t n_runs, size_t un
                             rs_error *err);
 void rs__shard_plan_free(rs__shard_plan *p);
 
+/* Share i of n (0 <= i < n <= RS__SHARD_MAX_N) of any n_items items in a
+ * fixed order: items [floor(n_items·i/n), floor(n_items·(i+1)/n)), so
+ * shares differ by one item at most and may be empty (judge's pairs, rag's
+ * samples; eval's units below). */
+void rs__share_bounds(size_t n_items, size_t i, size_t n, size_t *lo, size_t *hi);
+/* The share (of n) that holds item k of n_items (k < n_items). */
+size_t rs__share_of(size_t n_items, size_t k, size_t n);
+
 /* Share i of n (0 <= i < n <= RS__SHARD_MAX_N): units [*u0, *u1). */
 void rs__shard_share_units(const rs__shard_plan *p, size_t i, size_t n, size_t *u0, size_t *u1);
 

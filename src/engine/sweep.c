@@ -305,6 +305,44 @@ static void order_ties(const rs__corpus *c, const int32_t *id_rank, const int32_
 
 static inline size_t hslot(int32_t doc, size_t mask) { return ((uint32_t)doc * 2654435761u) & mask; }
 
+/* The row's grades in ranking order into rel[0..n) (RS_REL_UNPOOLED for
+ * docs the query's judgments [qa, qb) do not hold), and its repeated docs:
+ * 1, with *dup_at the stored column of the first doc that repeats one
+ * ranked before it, when there is one.  One table holds the judged docs
+ * and the ranked ones; its slots are valid where stamp == gen (nothing is
+ * cleared per query). */
+static int hash_join(thread_state *t, const rs__corpus *c, const int32_t *restrict doc, const uint32_t *ord, size_t n,
+                     size_t qa, size_t qb, int32_t *restrict rel, int64_t *dup_at)
+{
+  if (++t->gen == 0) {
+    for (size_t h = 0; h < t->hcap; h++) t->slots[h].stamp = 0;
+    t->gen = 1;
+  }
+  const uint32_t gen = t->gen;
+  const size_t mask = t->hcap - 1;
+  join_slot *restrict tab = t->slots;
+  for (size_t j = qa; j < qb; j++) {
+    size_t h = hslot(c->qdoc[j], mask);
+    while (tab[h].stamp == gen) h = (h + 1) & mask;
+    tab[h] = (join_slot){gen, c->qdoc[j], c->qgrade[j], 0};
+  }
+  for (size_t r = 0; r < n; r++) {
+    const int32_t d = ord ? doc[ord[r]] : doc[r];
+    size_t h = hslot(d, mask);
+    while (tab[h].stamp == gen && tab[h].key != d) h = (h + 1) & mask;
+    if (tab[h].stamp != gen) { /* not judged for this query */
+      tab[h] = (join_slot){gen, d, RS_REL_UNPOOLED, 1};
+      rel[r] = RS_REL_UNPOOLED;
+      continue;
+    }
+    if (tab[h].seen) { *dup_at = (int64_t)(ord ? ord[r] : r); return 1; }
+    tab[h].seen = 1;
+    const int32_t g = tab[h].grade;
+    rel[r] = g < 0 ? RS_REL_UNJUDGED : g;
+  }
+  return 0;
+}
+
 static void score_row(void *vctx, size_t row, int tid)
 {
   engine *e = vctx;
@@ -323,12 +361,20 @@ static void score_row(void *vctx, size_t row, int tid)
 
   /* Checks as whole-row reductions (they vectorise); the failing column is
    * looked for only when one fails. */
-  size_t n = 0;
-  while (n < m && doc[n] != -1) n++;
+  /* A full row (its last column a doc) needs no search for the padding:
+   * a -1 inside it fails the range check, and the error path below looks
+   * again from the start. */
+  size_t n = m;
+  if (m && doc[m - 1] == -1) {
+    n = 0;
+    while (n < m && doc[n] != -1) n++;
+  }
   unsigned bad_doc = 0, bad_pad = 0;
   for (size_t j = 0; j < n; j++) bad_doc |= (uint32_t)doc[j] >= nd;
   for (size_t j = n; j < m; j++) bad_pad |= doc[j] != -1;
   if (bad_doc | bad_pad) {
+    n = 0;
+    while (n < m && doc[n] != -1) n++;
     size_t j = 0;
     while (j < n && (uint32_t)doc[j] < nd) j++;
     if (j == n)
@@ -336,20 +382,44 @@ static void score_row(void *vctx, size_t row, int tid)
     *status = j < n ? ROW_BAD_DOC : ROW_AFTER_PAD, bt->bad_at[row] = (int64_t)j;
     return;
   }
-  double *restrict score = NULL;
+  /* Scores are checked in their stored type (float32 compares as its
+   * double would: the conversion is exact and keeps the order) and
+   * converted only when the ranking must be sorted, which stored rankings
+   * rarely need. */
+  const double *score = NULL;
+  uint64_t rising = 0, tied = 0;
   if (e->runs[sg->run]->has_score && n) {
-    score = t->score;
+    uint64_t nan = 0; /* 64-bit flags: the width of a double, so the loops vectorise */
     if (sg->blk.score32) {
       const float *restrict s32 = sg->blk.score32 + base;
-      for (size_t j = 0; j < n; j++) score[j] = (double)s32[j];
+      uint32_t nan32 = s32[0] != s32[0], rising32 = 0, tied32 = 0;
+      for (size_t j = 1; j < n; j++) {
+        nan32 |= (uint32_t)(s32[j] != s32[j]);
+        rising32 |= (uint32_t)(s32[j - 1] < s32[j]);
+        tied32 |= (uint32_t)(s32[j - 1] == s32[j]);
+      }
+      nan = nan32, rising = rising32, tied = tied32;
+      if (!nan && (rising | tied)) {
+        double *restrict d = t->score;
+        for (size_t j = 0; j < n; j++) d[j] = (double)s32[j];
+        score = d;
+      }
     } else {
-      memcpy(score, sg->blk.score64 + base, n * sizeof *score);
+      const double *restrict s64 = sg->blk.score64 + base;
+      nan = s64[0] != s64[0];
+      for (size_t j = 1; j < n; j++) {
+        nan |= (uint64_t)(s64[j] != s64[j]);
+        rising |= (uint64_t)(s64[j - 1] < s64[j]);
+        tied |= (uint64_t)(s64[j - 1] == s64[j]);
+      }
+      score = s64;
     }
-    uint64_t nan = 0; /* 64-bit flags: the width of a double, so the loop vectorises */
-    for (size_t j = 0; j < n; j++) nan |= (uint64_t)(score[j] != score[j]);
     if (nan) {
       size_t j = 0;
-      while (!isnan(score[j])) j++;
+      if (sg->blk.score32)
+        while (!isnan(sg->blk.score32[base + j])) j++;
+      else
+        while (!isnan(sg->blk.score64[base + j])) j++;
       *status = ROW_NAN, bt->bad_at[row] = (int64_t)j;
       return;
     }
@@ -365,48 +435,22 @@ static void score_row(void *vctx, size_t row, int tid)
     return;
   }
 
-  uint32_t *restrict ord = t->order;
-  for (size_t j = 0; j < n; j++) ord[j] = (uint32_t)j;
-  if (score && !e->cfg->ties_stored && qa < qb) {
-    /* Stored rankings are nearly always in order already: two reductions
-     * tell, and the doc ids are compared only at tied scores. */
-    uint64_t rising = 0, tied = 0;
-    for (size_t j = 1; j < n; j++) {
-      rising |= (uint64_t)(score[j - 1] < score[j]);
-      tied |= (uint64_t)(score[j - 1] == score[j]);
-    }
-    if (rising) sort_ranking(c, e->id_rank, doc, score, ord, t->tmp, n);
-    else if (tied) order_ties(c, e->id_rank, doc, score, ord, n);
+  /* The ranking's order of the stored docs: NULL for the stored order
+   * itself (nearly always: two reductions above tell, and the doc ids are
+   * compared only at tied scores). */
+  const uint32_t *ord = NULL;
+  if (score && !e->cfg->ties_stored && qa < qb && (rising | tied)) {
+    uint32_t *restrict o = t->order;
+    for (size_t j = 0; j < n; j++) o[j] = (uint32_t)j;
+    if (rising) sort_ranking(c, e->id_rank, doc, score, o, t->tmp, n);
+    else order_ties(c, e->id_rank, doc, score, o, n);
+    ord = o;
   }
 
-  /* Join against the qrels and catch repeated docs in one table, whose
-   * slots are valid where stamp == gen (nothing is cleared per query). */
-  if (++t->gen == 0) {
-    for (size_t h = 0; h < t->hcap; h++) t->slots[h].stamp = 0;
-    t->gen = 1;
-  }
-  const uint32_t gen = t->gen;
-  const size_t mask = t->hcap - 1;
-  join_slot *restrict tab = t->slots;
-  for (size_t j = qa; j < qb; j++) {
-    size_t h = hslot(c->qdoc[j], mask);
-    while (tab[h].stamp == gen) h = (h + 1) & mask;
-    tab[h] = (join_slot){gen, c->qdoc[j], c->qgrade[j], 0};
-  }
   int32_t *restrict rel = t->rel;
-  for (size_t r = 0; r < n; r++) {
-    const int32_t d = doc[ord[r]];
-    size_t h = hslot(d, mask);
-    while (tab[h].stamp == gen && tab[h].key != d) h = (h + 1) & mask;
-    if (tab[h].stamp != gen) { /* not judged for this query */
-      tab[h] = (join_slot){gen, d, RS_REL_UNPOOLED, 1};
-      rel[r] = RS_REL_UNPOOLED;
-      continue;
-    }
-    if (tab[h].seen) { *status = ROW_DUP, bt->bad_at[row] = (int64_t)ord[r]; return; }
-    tab[h].seen = 1;
-    const int32_t g = tab[h].grade;
-    rel[r] = g < 0 ? RS_REL_UNJUDGED : g;
+  if (hash_join(t, c, doc, ord, n, qa, qb, rel, &bt->bad_at[row])) {
+    *status = ROW_DUP;
+    return;
   }
   if (qa == qb) { *status = ROW_SKIP; return; }
   /* Each run of the group scores the ranking cut at its depth: the whole

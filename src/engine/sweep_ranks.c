@@ -145,8 +145,9 @@ rs_code rs__sweep_ranks(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs_
   /* A bad row in one share stops every rank, with the message of the
    * first share that has one. */
   if ((rc = rs__mpi_agree(rc, err))) goto done;
-  /* Rank order is unit order: rank 0's values are in already, the others'
-   * follow as gathered (MPI_Gatherv: values, never sums). */
+  /* Rank order is unit order: rank 0's records are in already, the others'
+   * follow as gathered (MPI_Gatherv of values or block sums, added by rank
+   * 0 in unit order; never an MPI reduction in arrival order). */
   if ((rc = rs__mpi_gather(rec.buf, rec.n, rec_size, &all_rec, &rec_counts, err))) goto done;
   free(rec.buf);
   rec.buf = NULL;

@@ -2,10 +2,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "llm/cache.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util/db.h"
 
@@ -28,6 +30,7 @@ static const rs__db_kind CACHE_KIND = {
 struct rs__llm_cache {
   rs__db *db;
   rs__db_stmt *get, *has, *put; /* prepared once, reset after each use */
+  rs__db_stmt *put_sent;        /* prepared at the first rs__llm_cache_put_sent */
 };
 
 static rs_code open_cache(const char *path, int create, rs__llm_cache **out, rs_error *err)
@@ -68,6 +71,7 @@ void rs__llm_cache_close(rs__llm_cache *c)
   rs__db_stmt_free(c->get);
   rs__db_stmt_free(c->has);
   rs__db_stmt_free(c->put);
+  rs__db_stmt_free(c->put_sent);
   rs__db_close(c->db);
   free(c);
 }
@@ -177,6 +181,75 @@ rs_code rs__llm_cache_merge(rs__llm_cache *dst, const char *src_path, uint64_t *
   }
   rs__db_exec(dst->db, "DETACH DATABASE src", "cannot detach a merged cache", NULL);
   return rc;
+}
+
+#define SENT_TABLE                                                                                       \
+  "CREATE TABLE IF NOT EXISTS sent("                                                                     \
+  " key BLOB PRIMARY KEY NOT NULL, status INTEGER NOT NULL, retries INTEGER NOT NULL,"                    \
+  " latency_ms REAL NOT NULL, note TEXT, body BLOB) WITHOUT ROWID;"
+
+rs_code rs__llm_cache_put_sent(rs__llm_cache *c, const rs__sent_outcome *o, rs_error *err)
+{
+  rs_code rc;
+  if (!c->put_sent &&
+      ((rc = rs__db_exec(c->db, SENT_TABLE, "cannot create the table of sent requests", err)) ||
+       (rc = rs__db_prepare(c->db,
+                            "INSERT OR REPLACE INTO sent(key, status, retries, latency_ms, note, body)"
+                            " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                            "cannot store how a request was sent", 1, &c->put_sent, err))))
+    return rc;
+  rs__db_stmt *st = c->put_sent;
+  int row = 0;
+  rs__db_bind_blob(st, 1, o->key, 32);
+  rs__db_bind_int64(st, 2, o->status);
+  rs__db_bind_int64(st, 3, o->retries);
+  rs__db_bind_double(st, 4, o->latency_ms);
+  rs__db_bind_text(st, 5, o->note);
+  if (o->body) rs__db_bind_blob(st, 6, o->body, o->body_len);
+  rc = rs__db_step(st, &row, err);
+  rs__db_reset(st);
+  return rc;
+}
+
+rs_code rs__llm_cache_each_sent(const char *path, rs_code (*fn)(void *ctx, const rs__sent_outcome *o, rs_error *err),
+                                void *ctx, rs_error *err)
+{
+  rs__llm_cache *c = NULL;
+  rs__db_stmt *st = NULL;
+  int64_t has_table = 0;
+  int row = 0;
+  rs_code rc = rs__llm_cache_open_existing(path, &c, err);
+  if (!rc) rc = rs__db_query_int(c->db, "SELECT count(*) FROM sqlite_schema WHERE name = 'sent'", &has_table, err);
+  if (!rc && has_table)
+    rc = rs__db_prepare(c->db, "SELECT key, status, retries, latency_ms, note, body FROM sent ORDER BY key",
+                        "cannot read the sent requests", 0, &st, err);
+  while (!rc && st && !(rc = rs__db_step(st, &row, err)) && row) {
+    size_t klen = 0, blen = 0;
+    const void *key = rs__db_col_blob(st, 0, &klen);
+    if (klen != 32) {
+      rc = rs__fail(err, RS_FORMAT, "%s: a sent request with a %zu-byte key (expected 32): the file is damaged", path,
+                    klen);
+      break;
+    }
+    const void *body = rs__db_col_is_null(st, 5) ? NULL : rs__db_col_blob(st, 5, &blen);
+    const rs__sent_outcome o = {key, (int)rs__db_col_int64(st, 1), (int32_t)rs__db_col_int64(st, 2),
+                                rs__db_col_double(st, 3), rs__db_col_text(st, 4, NULL), body, blen};
+    rc = fn(ctx, &o, err);
+  }
+  rs__db_stmt_free(st);
+  rs__llm_cache_close(c);
+  return rc;
+}
+
+rs_code rs__llm_cache_remove(const char *path, rs_error *err)
+{
+  static const char *const suffix[] = {"-wal", "-shm", ""}; /* the file itself last: it names the others */
+  for (size_t i = 0; i < sizeof suffix / sizeof *suffix; i++) {
+    char p[4200];
+    snprintf(p, sizeof p, "%s%s", path, suffix[i]);
+    if (unlink(p) != 0 && errno != ENOENT) return rs__fail(err, RS_IO, "%s: cannot remove: %s", p, strerror(errno));
+  }
+  return RS_OK;
 }
 
 rs_code rs__llm_cache_count(rs__llm_cache *c, uint64_t *n, rs_error *err)

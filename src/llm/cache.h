@@ -71,6 +71,9 @@ rs_code rs__llm_cache_put(rs__llm_cache *c, const uint8_t key[32], const rs__cac
  * transaction; *added counts them.  src_path must be a ragsweep cache of
  * the same version.  Merging twice adds nothing the second time. */
 rs_code rs__llm_cache_merge(rs__llm_cache *dst, const char *src_path, uint64_t *added, rs_error *err);
+/* Removes the cache file at path with its WAL and shared-memory files
+ * (after a merge of a rank's cache); a missing file is not an error. */
+rs_code rs__llm_cache_remove(const char *path, rs_error *err);
 /* Number of entries. */
 rs_code rs__llm_cache_count(rs__llm_cache *c, uint64_t *n, rs_error *err);
 
@@ -90,6 +93,33 @@ rs_code rs__llm_cache_bytes(rs__llm_cache *c, uint64_t *bytes, rs_error *err);
 /* SQLite's integrity check of the whole file: RS_FORMAT with its first
  * finding when the file is damaged. */
 rs_code rs__llm_cache_verify(rs__llm_cache *c, rs_error *err);
+
+/* --- how requests were sent (shards and MPI ranks) -----------------------------
+ *
+ * A shard of `judge --shard` or `rag --shard` (and an MPI rank) also keeps,
+ * beside its replies, the outcome of every request it sent: the merge
+ * writes outputs that say which requests were sent (`cached` false), with
+ * their retries, and the failures the cache does not hold (HTTP errors,
+ * bodies that are not replies), exactly as one process writes them.  The
+ * table sent(key, status, retries, latency_ms, note, body) is created on the
+ * first put only, so an ordinary cache has none; a later outcome of a key
+ * replaces the earlier (a resumed shard asks a failed request again). */
+typedef struct rs__sent_outcome {
+  const uint8_t *key; /* 32 bytes */
+  int status;         /* the caller's code (calls.h: RS_CALL_OK, RS_CALL_BAD_REPLY, RS_CALL_HTTP_ERROR) */
+  int32_t retries;
+  double latency_ms;
+  const char *note;   /* failures: what went wrong (no secret), or NULL */
+  const char *body;   /* a bad reply's body, or NULL */
+  size_t body_len;
+} rs__sent_outcome;
+
+/* Stores (replaces) one outcome, committed before returning. */
+rs_code rs__llm_cache_put_sent(rs__llm_cache *c, const rs__sent_outcome *o, rs_error *err);
+/* Calls fn for every outcome the cache file at path holds (none when it has
+ * no such table), in key order; the views are valid during the call. */
+rs_code rs__llm_cache_each_sent(const char *path, rs_code (*fn)(void *ctx, const rs__sent_outcome *o, rs_error *err),
+                                void *ctx, rs_error *err);
 
 /* Frees what get allocated and zeroes *e; accepts NULL. */
 void rs__cache_entry_free(rs__cache_entry *e);

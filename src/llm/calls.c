@@ -19,6 +19,111 @@ static double now_s(void)
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* --- the replay of requests sent elsewhere -------------------------------------- */
+
+typedef struct replay_entry {
+  uint8_t key[32];
+  int status; /* RS_CALL_OK, RS_CALL_BAD_REPLY or RS_CALL_HTTP_ERROR */
+  int32_t retries;
+  double latency_ms;
+  char *note, *body;
+  size_t body_len;
+  int claimed; /* a run met its key: later calls of it are cache hits */
+} replay_entry;
+
+struct rs__llm_replay {
+  replay_entry *e;
+  size_t n, cap;
+  size_t *slot; /* open addressing: entry index + 1, 0 empty */
+  size_t n_slots;
+};
+
+static size_t key_hash(const uint8_t *k)
+{
+  uint64_t h;
+  memcpy(&h, k, sizeof h); /* a SHA-256 is uniform: its first bytes are a hash */
+  return (size_t)h;
+}
+
+static replay_entry *replay_find(const rs__llm_replay *r, const uint8_t *key)
+{
+  if (!r || !r->n_slots) return NULL;
+  for (size_t s = key_hash(key) & (r->n_slots - 1); r->slot[s]; s = (s + 1) & (r->n_slots - 1))
+    if (memcmp(r->e[r->slot[s] - 1].key, key, 32) == 0) return &r->e[r->slot[s] - 1];
+  return NULL;
+}
+
+static rs_code replay_grow(rs__llm_replay *r, rs_error *err)
+{
+  if (r->n == r->cap) {
+    const size_t cap = r->cap ? 2 * r->cap : 256;
+    replay_entry *e = rs__realloc(r->e, rs__mul(cap, sizeof *e));
+    if (!e) return rs__fail(err, RS_NOMEM, "out of memory for %zu sent requests", cap);
+    r->e = e, r->cap = cap;
+  }
+  if (2 * (r->n + 1) > r->n_slots) {
+    const size_t n_slots = r->n_slots ? 2 * r->n_slots : 512;
+    size_t *slot = rs__calloc(n_slots, sizeof *slot);
+    if (!slot) return rs__fail(err, RS_NOMEM, "out of memory for %zu sent requests", r->n);
+    for (size_t i = 0; i < r->n; i++) {
+      size_t s = key_hash(r->e[i].key) & (n_slots - 1);
+      while (slot[s]) s = (s + 1) & (n_slots - 1);
+      slot[s] = i + 1;
+    }
+    free(r->slot);
+    r->slot = slot, r->n_slots = n_slots;
+  }
+  return RS_OK;
+}
+
+static rs_code replay_take(void *ctx, const rs__sent_outcome *o, rs_error *err)
+{
+  rs__llm_replay *r = ctx;
+  replay_entry *e = replay_find(r, o->key);
+  if (e && (e->status == RS_CALL_OK || o->status != RS_CALL_OK)) return RS_OK; /* a reply stays; the first stays */
+  rs_code rc;
+  if (!e) {
+    if ((rc = replay_grow(r, err))) return rc;
+    e = &r->e[r->n];
+    memset(e, 0, sizeof *e);
+    memcpy(e->key, o->key, 32);
+    size_t s = key_hash(o->key) & (r->n_slots - 1);
+    while (r->slot[s]) s = (s + 1) & (r->n_slots - 1);
+    r->slot[s] = ++r->n;
+  }
+  free(e->note), free(e->body);
+  e->note = e->body = NULL;
+  e->status = o->status, e->retries = o->retries, e->latency_ms = o->latency_ms;
+  e->body_len = o->body ? o->body_len : 0;
+  if ((o->note && !(e->note = strdup(o->note))) || !(e->body = rs__malloc(e->body_len + 1)))
+    return rs__fail(err, RS_NOMEM, "out of memory for a sent request");
+  if (e->body_len) memcpy(e->body, o->body, e->body_len);
+  e->body[e->body_len] = '\0';
+  return RS_OK;
+}
+
+rs_code rs__llm_replay_add(rs__llm_replay **r, const char *path, rs_error *err)
+{
+  if (!*r && !(*r = rs__calloc(1, sizeof **r))) return rs__fail(err, RS_NOMEM, "out of memory");
+  return rs__llm_cache_each_sent(path, replay_take, *r, err);
+}
+
+size_t rs__llm_replay_size(const rs__llm_replay *r) { return r ? r->n : 0; }
+
+void rs__llm_replay_reset(rs__llm_replay *r)
+{
+  for (size_t i = 0; r && i < r->n; i++) r->e[i].claimed = 0;
+}
+
+void rs__llm_replay_free(rs__llm_replay *r)
+{
+  if (!r) return;
+  for (size_t i = 0; i < r->n; i++) free(r->e[i].note), free(r->e[i].body);
+  free(r->e);
+  free(r->slot);
+  free(r);
+}
+
 /* The batch of one rs__llm_calls_run. */
 typedef struct batch {
   const rs__llm_calls_cfg *cfg;
@@ -199,6 +304,12 @@ static int request_done(void *ctx, const rs__http_result *res)
       else snprintf(st->fatal_message, sizeof st->fatal_message, "%s", text);
     }
   }
+  if (cfg->record_sent && !b->cache_rc) {
+    const int bad = c->status == RS_CALL_BAD_REPLY;
+    const rs__sent_outcome o = {c->key, c->status, c->retries, c->latency_ms, c->note,
+                                bad ? res->body : NULL, bad ? res->body_len : 0};
+    b->cache_rc = rs__llm_cache_put_sent(cfg->cache, &o, &b->cache_err);
+  }
   /* The same reply for every identical request of the batch. */
   for (size_t t = b->next_twin ? b->next_twin[res->tag] : NO_TWIN; t != NO_TWIN; t = b->next_twin[t]) {
     rs__llm_call *tc = &b->calls[t];
@@ -227,6 +338,44 @@ static char *trimmed_base_url(const char *url)
   size_t n = strlen(s);
   while (n && s[n - 1] == '/') s[--n] = '\0';
   return s;
+}
+
+/* Offline, a call the cache does not answer: a failure recorded where it
+ * was sent, taken as that process took it (its first call of the key in the
+ * batch as sent, the others as the twins request_done answers), or
+ * missing. */
+static void replay_offline(batch *b, size_t i)
+{
+  rs__llm_calls_stats *st = b->st;
+  rs__llm_call *c = &b->calls[i];
+  const int twin = first_twin(b, i) != NO_TWIN;
+  const replay_entry *o = replay_find(b->cfg->replay, c->key);
+  if (!o || o->status == RS_CALL_OK) { /* a reply the merged caches lost, or never had */
+    c->status = RS_CALL_NOT_SENT;
+    st->missing++;
+    return;
+  }
+  c->latency_ms = o->latency_ms;
+  if (o->status == RS_CALL_BAD_REPLY) {
+    take_reply(b, i, o->body, o->body_len, twin);
+    count_tokens(st, c);
+    if (!twin)
+      st->cost += cost_of(b->cfg, c->prompt_tokens > 0 ? (double)c->prompt_tokens : 0.0,
+                          c->completion_tokens > 0 ? (double)c->completion_tokens : 0.0);
+  } else {
+    c->status = RS_CALL_HTTP_ERROR;
+    st->failed++;
+    free(c->note);
+    c->note = strdup(o->note ? o->note : "");
+  }
+  if (twin) {
+    c->cached = 1;
+    st->cached++, st->done++;
+  } else {
+    c->retries = o->retries;
+    st->retries += (uint64_t)o->retries;
+    st->sent++, st->done++;
+  }
 }
 
 rs_code rs__llm_calls_run(const rs__llm_calls_cfg *cfg, rs__llm_call *calls, size_t n, rs__llm_calls_stats *st,
@@ -279,7 +428,18 @@ rs_code rs__llm_calls_run(const rs__llm_calls_cfg *cfg, rs__llm_call *calls, siz
       take_reply(&b, i, e.body, e.body_len, 1);
       rs__cache_entry_free(&e);
       count_tokens(st, c);
-      st->cached++, st->done++;
+      replay_entry *o = cfg->offline ? replay_find(cfg->replay, c->key) : NULL;
+      if (o && !o->claimed) { /* the call that sent it */
+        o->claimed = 1;
+        c->cached = 0;
+        c->retries = o->retries;
+        st->retries += (uint64_t)o->retries;
+        st->cost += cost_of(cfg, c->prompt_tokens > 0 ? (double)c->prompt_tokens : 0.0,
+                            c->completion_tokens > 0 ? (double)c->completion_tokens : 0.0);
+        st->sent++, st->done++;
+      } else st->cached++, st->done++;
+    } else if (cfg->offline) {
+      replay_offline(&b, i);
     } else {
       const size_t twin = first_twin(&b, i);
       if (twin != NO_TWIN) { /* answered when its first twin is */

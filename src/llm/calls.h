@@ -56,6 +56,20 @@ typedef struct rs__llm_call {
   char *note;      /* failures: what went wrong, never a secret (malloc'd; rs__llm_calls_clear) */
 } rs__llm_call;
 
+/* How requests were sent elsewhere (by the shards of one job, or its MPI
+ * ranks), read back from their caches' tables of sent requests (cache.h),
+ * so that one process can write the outputs they would have written
+ * together without sending anything: see rs__llm_calls_cfg.replay. */
+typedef struct rs__llm_replay rs__llm_replay;
+/* Adds the sent requests of the cache file at path (an outcome with a reply
+ * replaces a failure; of two replies the first read stays). */
+rs_code rs__llm_replay_add(rs__llm_replay **r, const char *path, rs_error *err);
+/* Requests recorded so far. */
+size_t rs__llm_replay_size(const rs__llm_replay *r);
+/* Forgets which keys a run has claimed (a run starts afresh). */
+void rs__llm_replay_reset(rs__llm_replay *r);
+void rs__llm_replay_free(rs__llm_replay *r);
+
 typedef struct rs__llm_calls_stats {
   uint64_t requests;  /* calls given */
   uint64_t cached;    /* answered without a request: from the cache, or by an identical request of the batch */
@@ -68,6 +82,7 @@ typedef struct rs__llm_calls_stats {
   double cost;     /* USD of the reported usage of the calls sent */
   double est_cost; /* USD estimated for the uncached calls */
   double wall_s;   /* since the stats were zeroed and first used */
+  uint64_t missing; /* offline: calls neither cached nor recorded as sent (RS_CALL_NOT_SENT) */
   int stopped_budget, stopped_fatal;
   char fatal_message[512];
   double start_s; /* internal: monotonic start */
@@ -81,6 +96,19 @@ typedef struct rs__llm_calls_cfg {
   double max_cost;            /* USD; < 0: no budget */
   int dry_run;                /* look up and estimate only */
   int dry_run_reads;          /* in a dry run, hand cached replies to take() too (a later stage needs them) */
+  /* A shard or an MPI rank: the outcome of every call sent is also stored
+   * in the cache's table of sent requests (cache.h), as it finishes. */
+  int record_sent;
+  /* Offline (the merge of shards, rank 0 after the ranks): nothing is sent.
+   * A call is answered from the cache; one the replay recorded as sent is
+   * then, the first time its key comes up in the run, what it was in the
+   * process that sent it (cached 0, its retries, counted as sent), and
+   * later calls of the key are cache hits, as one process would have seen
+   * them; a failure the replay holds (HTTP error, bad reply) is taken as
+   * recorded.  A call neither cached nor recorded is RS_CALL_NOT_SENT and
+   * counts in st->missing. */
+  rs__llm_replay *replay;
+  int offline;
   /* The request of call i: *path ("/chat/completions" or "/embeddings")
    * and a malloc'd body (*len bytes); NULL when out of memory.  Called
    * once for the key and again when the call is sent: it must give the

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/shard.h"
 #include "engine/sweep.h"
 #include "formats/csvio.h"
 #include "formats/numparse.h"
@@ -50,14 +51,16 @@ typedef struct jpair {
 } jpair;
 
 struct rs__judge {
-  const rs__judge_cfg *cfg;
+  const rs__judge_cfg *cfg; /* &cfg_copy: the caller's may be gone when the outputs are written */
+  rs__judge_cfg cfg_copy;
   rs__corpus *c;
   rs__texts *qtexts, *dtexts;
   jpair *pair;
   size_t n_pairs;
   jreq *req;           /* [n_req]: pair and label of each request */
-  rs__llm_call *call;  /* [n_req]: the same requests as the batch sees them */
-  size_t n_req;
+  rs__llm_call *call;  /* [n_call]: the requests sent or looked up, as the batch sees them */
+  size_t n_req, n_call;
+  size_t *call_req;    /* [n_call]: call k is request call_req[k] (cfg->skip); NULL: call k is request k */
   rs__llm_cache *cache;
   rs__llm_calls_cfg calls_cfg;
   rs__llm_calls_stats cs;
@@ -182,8 +185,22 @@ static rs_code build_pairs(rs__judge *j, rs_error *err)
   if (k > 1) qsort(s.pairs, k, sizeof *s.pairs, cmp_pair);
   j->pair = s.pairs;
   j->n_pairs = k;
-  j->st.pairs = k;
+  j->st.pairs = j->st.pairs_all = k;
   return RS_OK;
+}
+
+/* Keeps the pairs of the configured share (after every text was checked,
+ * so that every shard fails as one process would). */
+static void keep_share(rs__judge *j)
+{
+  const rs__judge_cfg *cfg = j->cfg;
+  if (cfg->share_n == 0) return;
+  size_t lo, hi;
+  rs__share_bounds(j->n_pairs, cfg->share_i, cfg->share_n, &lo, &hi);
+  if (lo) memmove(j->pair, j->pair + lo, (hi - lo) * sizeof *j->pair);
+  j->n_pairs = hi - lo;
+  j->st.pairs = hi - lo;
+  j->st.share_first = lo;
 }
 
 /* --- texts -------------------------------------------------------------------- */
@@ -265,9 +282,10 @@ static char *request_body(const rs__judge *j, size_t i, size_t *len, int *cut)
   return body;
 }
 
-static char *render_call(void *ctx, size_t i, const char **path, size_t *len)
+static char *render_call(void *ctx, size_t k, const char **path, size_t *len)
 {
   rs__judge *j = ctx;
+  const size_t i = j->call_req ? j->call_req[k] : k;
   int cut = 0;
   char *body = request_body(j, i, len, &cut);
   const size_t samples = (size_t)j->cfg->samples;
@@ -277,11 +295,12 @@ static char *render_call(void *ctx, size_t i, const char **path, size_t *len)
 }
 
 /* Reads a 2xx body into request i. */
-static int take_call(void *ctx, size_t i, const char *body, size_t len, int cached, int64_t *prompt_tokens,
+static int take_call(void *ctx, size_t k, const char *body, size_t len, int cached, int64_t *prompt_tokens,
                      int64_t *completion_tokens, char **note)
 {
   (void)cached;
   rs__judge *j = ctx;
+  const size_t i = j->call_req ? j->call_req[k] : k;
   jreq *r = &j->req[i];
   rs__chat_reply rep;
   const rs__reply_status st = rs__chat_reply_parse(body, len, &rep);
@@ -350,28 +369,41 @@ static rs_code judge_requests(rs__judge *j, rs_error *err)
   const rs__judge_cfg *cfg = j->cfg;
   const size_t samples = (size_t)cfg->samples;
   j->n_req = j->n_pairs * samples;
-  j->st.requests = j->n_req;
-  if (!(j->req = rs__calloc(j->n_req, sizeof *j->req)) || !(j->call = rs__calloc(j->n_req, sizeof *j->call)))
+  if (!(j->req = rs__calloc(j->n_req ? j->n_req : 1, sizeof *j->req)) ||
+      !(j->call = rs__calloc(j->n_req ? j->n_req : 1, sizeof *j->call)))
     return rs__fail(err, RS_NOMEM, "out of memory for %zu requests", j->n_req);
+  /* MPI: the requests the job's cache answers are another rank's to read;
+   * this rank sends the rest of its share. */
+  if (cfg->skip && !(j->call_req = rs__malloc(rs__mul(j->n_req ? j->n_req : 1, sizeof *j->call_req))))
+    return rs__fail(err, RS_NOMEM, "out of memory for %zu requests", j->n_req);
+  const size_t first = (size_t)j->st.share_first * samples;
   uint32_t expect = (uint32_t)cfg->prompt->expect_tokens;
   if (cfg->max_tokens > 0 && (uint32_t)cfg->max_tokens < expect) expect = (uint32_t)cfg->max_tokens;
+  j->n_call = 0;
   for (size_t i = 0; i < j->n_req; i++) {
     j->req[i].pair = (uint32_t)(i / samples);
     j->req[i].label = -1;
-    j->call[i].sample = (uint32_t)(i % samples);
-    j->call[i].expect_tokens = expect;
+    if (cfg->skip && cfg->skip[first + i]) continue;
+    if (j->call_req) j->call_req[j->n_call] = i;
+    j->call[j->n_call].sample = (uint32_t)(i % samples);
+    j->call[j->n_call].expect_tokens = expect;
+    j->n_call++;
   }
+  j->st.requests = j->n_call;
   rs__llm_calls_cfg *cc = &j->calls_cfg;
   cc->http = cfg->http;
   cc->cache = j->cache;
   cc->model = cfg->model;
   cc->price_in = cfg->price_in, cc->price_out = cfg->price_out, cc->max_cost = cfg->max_cost;
   cc->dry_run = cfg->dry_run;
+  cc->record_sent = cfg->record_sent;
+  cc->replay = cfg->replay;
+  cc->offline = cfg->offline;
   cc->render = render_call;
   cc->take = take_call;
   cc->progress = call_progress;
   cc->ctx = j;
-  rs_code rc = rs__llm_calls_run(cc, j->call, j->n_req, &j->cs, err);
+  rs_code rc = rs__llm_calls_run(cc, j->call, j->n_call, &j->cs, err);
   const rs__llm_calls_stats *cs = &j->cs;
   rs__judge_stats *s = &j->st;
   s->cached = cs->cached, s->sent = cs->sent, s->retries = cs->retries, s->done = cs->done;
@@ -381,7 +413,7 @@ static rs_code judge_requests(rs__judge *j, rs_error *err)
   s->cost = cs->cost, s->est_cost = cs->est_cost;
   s->stopped_budget = cs->stopped_budget, s->stopped_fatal = cs->stopped_fatal;
   memcpy(s->fatal_message, cs->fatal_message, sizeof s->fatal_message);
-  if (rc || cfg->dry_run) return rc;
+  if (rc || cfg->dry_run || cfg->skip) return rc; /* an MPI rank writes nothing: rank 0 replays its requests */
   for (size_t i = 0; i < j->n_req; i++) {
     const uint8_t cst = j->call[i].status;
     if (cst == RS_CALL_HTTP_ERROR) j->req[i].status = REQ_HTTP_ERROR;
@@ -389,7 +421,32 @@ static rs_code judge_requests(rs__judge *j, rs_error *err)
     else if (cst == RS_CALL_BAD_REPLY) j->req[i].status = REQ_BAD_REPLY;
   }
   for (size_t p = 0; p < j->n_pairs; p++) resolve_pair(j, p);
+  if (cfg->offline)
+    for (size_t p = 0; p < j->n_pairs; p++) j->st.missing += j->pair[p].status == REQ_NOT_SENT;
   return RS_OK;
+}
+
+void rs__judge_missing_by_share(const rs__judge *j, size_t n, uint64_t *counts)
+{
+  memset(counts, 0, n * sizeof *counts);
+  if (!j->cfg->offline) return;
+  for (size_t p = 0; p < j->n_pairs; p++)
+    if (j->pair[p].status == REQ_NOT_SENT) counts[rs__share_of(j->n_pairs, p, n)]++;
+}
+
+void rs__judge_note_ranks(rs__judge *j, int budget, int fatal, const char *message, double wall_s)
+{
+  j->st.wall_s = wall_s;
+  if (budget) j->st.stopped_budget = 1;
+  if (fatal && !j->st.stopped_fatal) {
+    j->st.stopped_fatal = 1;
+    snprintf(j->st.fatal_message, sizeof j->st.fatal_message, "%s", message);
+  }
+}
+
+void rs__judge_cached_requests(const rs__judge *j, uint8_t *out)
+{
+  for (size_t i = 0; i < j->n_call; i++) out[j->call_req ? j->call_req[i] : i] = j->call[i].cached;
 }
 
 rs_code rs__judge_run(const rs__judge_cfg *cfg, rs__judge **out, rs_error *err)
@@ -400,11 +457,13 @@ rs_code rs__judge_run(const rs__judge_cfg *cfg, rs__judge **out, rs_error *err)
   rs__judge *j = rs__calloc(1, sizeof *j);
   if (!j) return rs__fail(err, RS_NOMEM, "out of memory");
   const double t0 = now_s();
-  j->cfg = cfg;
+  j->cfg_copy = *cfg;
+  j->cfg = cfg = &j->cfg_copy;
   j->c = cfg->corpus;
   *out = j;
   rs_code rc;
   if ((rc = build_pairs(j, err)) || (rc = load_texts(j, err)) || (rc = check_texts(j, err))) return rc;
+  keep_share(j);
   /* A dry run creates nothing: without a cache file, nothing is cached. */
   struct stat st;
   if (!cfg->dry_run || stat(cfg->cache_path, &st) == 0)
@@ -419,8 +478,9 @@ const rs__judge_stats *rs__judge_get_stats(const rs__judge *j) { return &j->st; 
 void rs__judge_free(rs__judge *j)
 {
   if (!j) return;
-  rs__llm_calls_clear(j->call, j->n_req);
+  rs__llm_calls_clear(j->call, j->n_call);
   free(j->call);
+  free(j->call_req);
   free(j->req);
   free(j->pair);
   rs__texts_free(j->qtexts);
@@ -659,6 +719,8 @@ static rs_code write_agreement(rs__judge *j, const char *dir, rs__csv **w, rs_er
 
 rs_code rs__judge_write(rs__judge *j, const char *dir, rs_error *err)
 {
+  if (j->cfg->share_n > 1 || j->cfg->skip)
+    return rs__fail(err, RS_USAGE, "a share of the pairs writes no judge outputs (merge the shares)");
   rs__csv *qrels = NULL, *jsonl = NULL, *agree = NULL;
   rs_code rc = rs__csv_create(dir, "qrels.txt", &qrels, err);
   if (!rc) rc = write_qrels(j, rs__csv_file(qrels));

@@ -16,6 +16,7 @@
 
 #include "formats/corpus.h"
 #include "internal.h"
+#include "llm/calls.h"
 #include "llm/http.h"
 #include "llm/prompt.h"
 
@@ -42,6 +43,17 @@ typedef struct rs__judge_cfg {
   double price_in, price_out;    /* USD per million tokens */
   double max_cost;               /* USD; < 0: no budget */
   int dry_run;
+  /* Share share_i of share_n of the pairs (judge --shard I/N, MPI rank r of
+   * P; share_n 0: all): the distinct pairs in their output order (query in
+   * corpus order, then doc id), cut as rs__share_bounds cuts them.  Only
+   * the share is asked; a share writes no outputs (rs__judge_write refuses). */
+  size_t share_i, share_n;
+  /* MPI: requests already answered by the job's cache (rank 0 looked them
+   * up), [pairs_all × samples] over all pairs, 1 to leave out; or NULL. */
+  const uint8_t *skip;
+  int record_sent;               /* store how each request was sent (calls.h) */
+  rs__llm_replay *replay;        /* with offline: the shards' or ranks' sent requests */
+  int offline;                   /* send nothing (calls.h); pairs left unanswered are missing */
   /* Called on the caller's thread after each finished request (at most
    * every few hundred ms is up to the callee). */
   void (*progress)(void *ctx, const rs__judge_stats *s);
@@ -50,7 +62,10 @@ typedef struct rs__judge_cfg {
 
 struct rs__judge_stats {
   uint64_t retrieved;       /* (run, query, doc) triples in the runs' top depth */
-  uint64_t pairs;           /* distinct (query, doc) pairs to judge */
+  uint64_t pairs;           /* distinct (query, doc) pairs to judge (in the share) */
+  uint64_t pairs_all;       /* distinct pairs of all shares */
+  uint64_t share_first;     /* the share's first pair among them */
+  uint64_t missing;         /* offline: pairs whose requests no cache or shard answered (counted in not_sent too) */
   uint64_t already_judged;  /* pairs dropped by holes_only */
   uint64_t requests;        /* pairs x samples */
   uint64_t cached;          /* requests answered from the cache */
@@ -85,5 +100,14 @@ const rs__judge_stats *rs__judge_get_stats(const rs__judge *j);
  * all are complete. */
 rs_code rs__judge_write(rs__judge *j, const char *dir, rs_error *err);
 void rs__judge_free(rs__judge *j);
+/* Offline: counts[i] = the pairs of share i of n that no cache answered
+ * (counts[0..n) zeroed first). */
+void rs__judge_missing_by_share(const rs__judge *j, size_t n, uint64_t *counts);
+/* After a dry run of all pairs: out[k] (room for pairs × samples) is 1 for
+ * every request the cache answers, 0 for the others (the MPI ranks' skip). */
+void rs__judge_cached_requests(const rs__judge *j, uint8_t *out);
+/* Folds what other processes of the job did into the stats (MPI: the
+ * ranks' stops, which rank 0's replay cannot see, and the job's wall time). */
+void rs__judge_note_ranks(rs__judge *j, int budget, int fatal, const char *message, double wall_s);
 
 #endif

@@ -14,12 +14,14 @@
 #include <unistd.h>
 
 #include "engine/latency.h"
+#include "engine/shard.h"
 #include "formats/csvio.h"
 #include "formats/textio.h"
 #include "llm/rag_prompts.h"
 #include "llm/wire.h"
 #include "stats/agreement.h"
 #include "util/strbuf.h"
+#include "util/strdict.h"
 
 /* --- metrics -------------------------------------------------------------------- */
 
@@ -203,7 +205,32 @@ struct rs__rag {
   size_t nj; /* judges, at least 1 (the id-based metrics' values sit at judge 0) */
   int need[RS_RAG_CRITERION + 1];
   int need_split_ref;
+  uint32_t *unit;    /* [set->n]: the sample's key, numbered in order of first appearance */
+  size_t n_units;
+  size_t unit_lo, unit_hi; /* the share's keys */
 };
+
+static int in_share(const rs__rag *r, size_t i) { return r->unit[i] >= r->unit_lo && r->unit[i] < r->unit_hi; }
+
+/* The units of the samples and the share's range of them. */
+static rs_code number_units(rs__rag *r, rs_error *err)
+{
+  rs__strdict keys = {0};
+  rs_code rc = RS_OK;
+  if (!(r->unit = rs__malloc(rs__mul(r->set->n ? r->set->n : 1, sizeof *r->unit))))
+    return rs__fail(err, RS_NOMEM, "out of memory for %zu samples", r->set->n);
+  for (size_t i = 0; i < r->set->n && !rc; i++) {
+    char buf[24];
+    rc = rs__strdict_add(&keys, rs__rag_sample_key(&r->set->s[i], buf), &r->unit[i], err);
+  }
+  r->n_units = keys.n;
+  rs__strdict_free(&keys);
+  r->unit_lo = 0, r->unit_hi = r->n_units;
+  if (r->cfg->share_n) rs__share_bounds(r->n_units, r->cfg->share_i, r->cfg->share_n, &r->unit_lo, &r->unit_hi);
+  for (size_t i = 0; i < r->set->n; i++) r->st.samples += in_share(r, i);
+  r->st.samples_all = r->set->n;
+  return rc;
+}
 
 static slot *slot_of(rs__rag *r, size_t s, size_t j) { return &r->slots[s * r->nj + j]; }
 static value *value_of(const rs__rag *r, size_t s, size_t m, size_t j)
@@ -562,6 +589,7 @@ static rs_code build_stage1(rs__rag *r, size_t j, rs_error *err)
   for (size_t i = 0; i < r->set->n && !rc; i++) {
     const rs__rag_sample *s = &r->set->s[i];
     slot *sl = slot_of(r, i, j);
+    if (!in_share(r, i)) continue;
     if (r->need[RS_RAG_FAITHFULNESS] || r->need[RS_RAG_FACTUAL_CORRECTNESS])
       rc = add_rq(r, K_SPLIT_RESPONSE, i, j, 0, split_cause, &sl->split_resp, err);
     if (!rc && r->need_split_ref)
@@ -825,7 +853,7 @@ static void compute_all(rs__rag *r)
 {
   const rs__rag_cfg *cfg = r->cfg;
   for (size_t i = 0; i < r->set->n; i++)
-    for (size_t m = 0; m < cfg->n_metrics; m++) {
+    for (size_t m = 0; m < cfg->n_metrics && in_share(r, i); m++) {
       const size_t nj = rs__rag_metric_uses_llm(&cfg->metrics[m]) ? cfg->n_judges : 1;
       for (size_t j = 0; j < nj; j++) {
         compute(r, i, m, j);
@@ -872,6 +900,7 @@ rs_code rs__rag_run(const rs__rag_cfg *cfg, rs__rag **out, rs_error *err)
         sl->embed = sl->useful0 = sl->crit0 = NONE;
   }
   rs_code rc = check_fields(r, err);
+  if (!rc) rc = number_units(r, err);
   if (rc) return rc;
   if (any_llm) {
     struct stat st;
@@ -882,6 +911,9 @@ rs_code rs__rag_run(const rs__rag_cfg *cfg, rs__rag **out, rs_error *err)
     cc->cache = r->cache;
     cc->price_in = cfg->price_in, cc->price_out = cfg->price_out, cc->max_cost = cfg->max_cost;
     cc->dry_run = cfg->dry_run;
+    cc->record_sent = cfg->record_sent;
+    cc->replay = cfg->replay;
+    cc->offline = cfg->offline;
     cc->render = render_call;
     cc->take = take_call;
     cc->progress = call_progress;
@@ -902,7 +934,24 @@ rs_code rs__rag_run(const rs__rag_cfg *cfg, rs__rag **out, rs_error *err)
     if (cfg->dry_run) estimate_stage2(r);
   }
   if (!cfg->dry_run) compute_all(r);
+  if (cfg->offline) {
+    uint64_t one = 0;
+    rs__rag_missing_by_share(r, 1, &one);
+    r->st.missing = one;
+  }
   return RS_OK;
+}
+
+void rs__rag_missing_by_share(const rs__rag *r, size_t n, uint64_t *counts)
+{
+  memset(counts, 0, n * sizeof *counts);
+  if (!r->cfg->offline) return;
+  const size_t nv = r->cfg->n_metrics * r->nj;
+  for (size_t i = 0; i < r->set->n; i++) {
+    int miss = 0;
+    for (size_t k = 0; k < nv && !miss; k++) miss = r->val[i * nv + k].state == V_NOT_SENT;
+    if (miss) counts[rs__share_of(r->n_units, r->unit[i], n)]++;
+  }
 }
 
 const rs__rag_stats *rs__rag_get_stats(const rs__rag *r) { return &r->st; }
@@ -948,6 +997,7 @@ void rs__rag_free(rs__rag *r)
   free(r->val);
   free(r->slots);
   free(r->criterion_metric);
+  free(r->unit);
   rs__llm_cache_close(r->cache);
   free(r);
 }
@@ -1231,6 +1281,8 @@ static rs_code write_agreement(const rs__rag *r, rs__csv *w, rs_error *err)
 
 rs_code rs__rag_write(rs__rag *r, const char *dir, rs_error *err)
 {
+  if (r->cfg->share_n > 1)
+    return rs__fail(err, RS_USAGE, "a share of the samples writes no rag outputs (merge the shares)");
   rs__csv *ps = NULL, *agg = NULL, *calls = NULL, *agree = NULL, *lat = NULL, *hist = NULL;
   rs_code rc = rs__csv_create(dir, "per_sample.csv", &ps, err);
   if (!rc) rc = write_per_sample(r, ps, err);

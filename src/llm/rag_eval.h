@@ -66,6 +66,8 @@ typedef struct rs__rag_stats {
   rs__llm_calls_stats calls;  /* over every stage */
   uint64_t values;            /* numbers */
   uint64_t undefined, failures, not_sent;
+  uint64_t samples, samples_all; /* samples in the share, in all shares */
+  uint64_t missing;              /* offline: samples with a value no cache or shard answered */
   uint64_t calls_by_metric[8];     /* requests (cached or sent) by the metric kind that caused them; a shared */
                                    /* statement split counts for faithfulness */
 } rs__rag_stats;
@@ -84,6 +86,16 @@ typedef struct rs__rag_cfg {
   const char *cache_path;
   double price_in, price_out, max_cost;
   int dry_run;
+  /* Share share_i of share_n of the samples (rag --shard I/N; share_n 0:
+   * all): the distinct sample keys (id, else position) in order of first
+   * appearance are cut as rs__share_bounds cuts them, and a share holds
+   * every configuration's sample of its keys (the requests configurations
+   * share, such as a reference's statements, stay in one share).  A share
+   * writes no outputs. */
+  size_t share_i, share_n;
+  int record_sent;         /* store how each request was sent (calls.h) */
+  rs__llm_replay *replay;  /* with offline: the shards' sent requests */
+  int offline;             /* send nothing (calls.h) */
   void (*progress)(void *ctx, const rs__llm_calls_stats *s, const char *stage);
   void *progress_ctx;
 } rs__rag_cfg;
@@ -112,5 +124,8 @@ double rs__rag_value(const rs__rag *r, size_t sample, size_t metric, size_t judg
  * (stale ones of an earlier run are removed). */
 rs_code rs__rag_write(rs__rag *r, const char *dir, rs_error *err);
 void rs__rag_free(rs__rag *r);
+/* Offline: counts[i] = the samples of share i of n with a value that no
+ * cache answered (counts[0..n) zeroed first). */
+void rs__rag_missing_by_share(const rs__rag *r, size_t n, uint64_t *counts);
 
 #endif

@@ -74,8 +74,10 @@ static void build_prefixes(rs__topic *t)
   const size_t n = t->n;
   const int32_t L = (int32_t)t->L;
 
-  long rel_ret = 0, nonrel_ret = 0, unj_ret = 0;
-  for (size_t i = 0; i < n; i++) { /* vectorises: three independent counts */
+  /* Three independent counts in 32-bit lanes, the width of rel, so the
+   * loop vectorises without widening (a ranking is under 2^31 docs). */
+  int32_t rel_ret = 0, nonrel_ret = 0, unj_ret = 0;
+  for (size_t i = 0; i < n; i++) {
     rel_ret += rel[i] >= L;
     nonrel_ret += (rel[i] >= 0) & (rel[i] < L);
     unj_ret += rel[i] < 0;
@@ -86,8 +88,15 @@ static void build_prefixes(rs__topic *t)
 
   int32_t *restrict relpos = t->s->relpos;
   if (needs & (RS_NEED_CREL | RS_NEED_APS) || (needs & RS_NEED_DCG && L == 1)) {
-    size_t m = 0; /* branch-free compaction: every rank is written, relevant ones kept */
-    for (size_t i = 0; i < n; i++) relpos[m] = (int32_t)i, m += rel[i] >= L;
+    if ((size_t)rel_ret * 8 < n) {
+      /* Few relevant docs (the usual ranking): a branch that is nearly
+       * always not taken costs less than writing every rank. */
+      for (size_t i = 0, m = 0; m < (size_t)rel_ret; i++)
+        if (rel[i] >= L) relpos[m++] = (int32_t)i;
+    } else {
+      size_t m = 0; /* branch-free compaction: every rank is written, relevant ones kept */
+      for (size_t i = 0; i < n; i++) relpos[m] = (int32_t)i, m += rel[i] >= L;
+    }
   }
   if (needs & RS_NEED_APS) {
     double *restrict aps = t->s->aps;

@@ -5,7 +5,9 @@
 # queries: 35 units of 1024 queries, so the shares are unequal and cross
 # runs).  Every output file and stdout must be the same bytes; a bad row in
 # one share must end every rank with the one-process message; a failed
-# gate must give exit status 3; commands that do not split must be refused.
+# gate must give exit status 3; judge at 1..4 ranks must write one
+# process's files (on the LLM stub) and resume from a killed job's rank
+# caches; commands that do not split must be refused.
 # --allow-run-as-root here only: the test may run as root in a container.
 set -eu
 SERIAL=${1:?usage: tests/mpi/run.sh SERIAL_BUILD MPI_BUILD}
@@ -13,6 +15,7 @@ MPI=${2:?usage: tests/mpi/run.sh SERIAL_BUILD MPI_BUILD}
 RANKS=${MPI_TEST_RANKS:-1 2 3 4}
 LIMIT=${MPI_TEST_LIMIT:-180} # seconds for any one mpirun: a hang fails the test
 DATA=$(cd "$(dirname "$0")/.." && pwd)/data/bad # the bad-HDF5 fixtures
+STUB_PY=$(cd "$(dirname "$0")/.." && pwd)/llm_stub.py # the scripted LLM server
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ragsweep-test-mpi.XXXXXX")
 [ -n "${MPI_TEST_KEEP:-}" ] || trap 'rm -rf "$WORK"' EXIT
 MPIRUN="mpirun --oversubscribe --allow-run-as-root --mca btl self,vader"
@@ -107,6 +110,70 @@ touch np2/file
 run_case np2 ofile $MPIRUN -np 2 "$MPI/ragsweep" eval $INPUTS -o file --quiet
 if [ "$(cat np2/ofile.rc)" != 0 ] && grep -q "is a file, expected a folder" np2/ofile.stderr; then ok "np2: -o FILE ends both ranks"
 else bad "np2: -o FILE: exit $(cat np2/ofile.rc)"; cat np2/ofile.stderr; fi
+
+# judge at 1..4 ranks against one process, on the scripted LLM stub
+# (tests/llm_stub.py on 127.0.0.1, started here and stopped on exit; every
+# wait is bounded).  qrels.txt and agreement.csv byte for byte;
+# judgments.jsonl up to latency_ms (each request's measured time).
+mkdir -p jd && cd jd
+for q in 1 2 3 4 5 6 7 8; do printf 'q%s\twhat about %s?\n' $q $q; done >queries.tsv
+# d7 fails (HTTP 500) wherever it is retrieved: a few failures, never the
+# run of them that reads as a server down.
+for d in $(seq 1 20); do case $((d % 5)) in 0) w=alpha ;; 1) w=beta ;; *) w=plain ;; esac; [ $d = 7 ] && w=gamma
+  printf 'd%s\t%s passage %s\n' $d $w $d; done >docs.tsv
+for q in 1 2 3 4 5 6 7 8; do printf 'q%s 0 d%s %s\n' $q $((q + 2)) $((q % 3)); done >qrels.txt
+for r in 0 1 2; do for q in 1 2 3 4 5 6 7 8; do for k in 1 2 3 4 5; do
+  printf 'q%s Q0 d%s %s %s R%s\n' $q $((1 + (q * 3 + k * (r + 2)) % 20)) $k $((10 - k)) $r; done; done; done >runs.txt
+for r in 0 1 2; do grep " R$r\$" runs.txt >R$r.txt; done
+"$SERIAL/ragsweep" import -o corpus.h5 --qrels qrels.txt --queries queries.tsv --docs docs.tsv R0=R0.txt R1=R1.txt R2=R2.txt >/dev/null
+cat >script.json <<'JSON'
+{"rules": [{"match": "Passage: gamma", "behaviour": {"status": 500, "error_message": "boom"}},
+           {"match": "Passage: beta", "behaviour": {"content": "maybe"}},
+           {"match": "Passage: alpha", "behaviour": {"content": "YES"}}], "default": {"content": "NO"}}
+JSON
+/usr/bin/python3 "$STUB_PY" --port-file port --script script.json --log log.jsonl \
+  --max-seconds "$LIMIT" >/dev/null 2>&1 &
+STUB=$!
+trap 'kill $STUB 2>/dev/null; [ -n "${MPI_TEST_KEEP:-}" ] || rm -rf "$WORK"' EXIT
+i=0; while [ ! -s port ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ -s port ] || { echo "test-mpi: the LLM stub did not start" >&2; exit 1; }
+URL="http://127.0.0.1:$(cat port)/v1"
+asked() { wc -l <log.jsonl; }
+JUDGE="judge corpus.h5 --depth 5 --model m --base-url $URL --max-retries 0 --max-failures 50% --quiet"
+unlat() { sed 's/"latency_ms":[0-9.e+-]*//' "$1/judgments.jsonl" >"$1.unlat"; }
+same_judge() { # DIR: its outputs against one/
+  for f in qrels.txt agreement.csv; do cmp -s "one/$f" "$1/$f" || { bad "$1/$f differs from the one-process judge"; return; }; done
+  unlat one && unlat "$1"
+  if cmp -s one.unlat "$1.unlat"; then ok "$1: qrels.txt, agreement.csv and judgments.jsonl (but latency_ms) as one process"
+  else bad "$1/judgments.jsonl differs from the one-process judge"; diff one.unlat "$1.unlat" | head -4; fi
+}
+timeout "$LIMIT" "$SERIAL/ragsweep" $JUDGE -o one >one.stdout 2>one.stderr || { echo "test-mpi: one-process judge failed:" >&2; cat one.stderr >&2; exit 1; }
+pairs=$(asked)
+for p in $RANKS; do
+  before=$(asked)
+  timeout "$LIMIT" $MPIRUN -np "$p" "$MPI/ragsweep" $JUDGE -o "np$p" >"np$p.stdout" 2>"np$p.stderr" && rc=0 || rc=$?
+  if [ "$rc" = 0 ] && [ $(($(asked) - before)) = "$pairs" ] && [ -z "$(ls np$p | grep rank)" ]; then same_judge "np$p"
+  else bad "judge np$p: exit $rc, $(($(asked) - before)) requests for $pairs pairs, files: $(ls np$p | tr '\n' ' ')"; cat "np$p.stderr"; fi
+done
+# Again at 3 ranks into np2: only the failed requests (HTTP 500) are asked
+# again, as one process asks them.
+before=$(asked)
+timeout "$LIMIT" "$SERIAL/ragsweep" $JUDGE -o one >/dev/null 2>&1 || true
+again=$(($(asked) - before))
+before=$(asked)
+timeout "$LIMIT" $MPIRUN -np 3 "$MPI/ragsweep" $JUDGE -o np2 >/dev/null 2>&1 || true
+if [ $(($(asked) - before)) = "$again" ]; then ok "judge again at 3 ranks: $again requests, as one process"
+else bad "judge again at 3 ranks: $(($(asked) - before)) requests, one process asks $again"; fi
+# A killed job's rank cache is merged first: nothing it holds is asked again.
+timeout "$LIMIT" "$SERIAL/ragsweep" $JUDGE -o part --shard 0/2 >/dev/null 2>&1
+mkdir -p left && cp part/cache.sqlite left/cache.sqlite.rank0
+held=$("$SERIAL/ragsweep" cache stats left/cache.sqlite.rank0 | sed -n '1s/^.*: \([0-9]*\) entries.*/\1/p')
+before=$(asked)
+timeout "$LIMIT" $MPIRUN -np 2 "$MPI/ragsweep" $JUDGE -o left >left.stdout 2>left.stderr && rc=0 || rc=$?
+if [ "$rc" = 0 ] && [ ! -e left/cache.sqlite.rank0 ] && [ $(($(asked) - before)) = $((pairs - held)) ]; then
+  ok "judge after a kill: the leftover rank cache ($held replies) merged and removed, $((pairs - held)) asked"
+else bad "judge after a kill: exit $rc, $(($(asked) - before)) asked, expected $((pairs - held))"; cat left.stderr; fi
+cd "$WORK"
 
 # Commands that do not split refuse more than one rank.
 run_case np2 check $MPIRUN -np 2 "$MPI/ragsweep" check "$WORK/c.h5"
