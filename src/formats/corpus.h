@@ -1,4 +1,7 @@
-/* corpus.h: sweep corpora and run files in HDF5 (internal API).
+/* corpus.h: sweep corpora and run files in HDF5 (internal API), and
+ * corpora built in memory from text inputs (rs__import_corpus, import.h:
+ * no file; runs.file is NULL and the rows are read from memory by
+ * corpus_mem.c through the same rs__run_read).
  *
  * The format (version 1) is specified in README.md, "Corpus format".  A
  * corpus holds the queries, the optional external doc ids, the qrels in CSR

@@ -94,7 +94,7 @@ static int64_t intern(interner *in, const char *s, size_t len)
     for (size_t i = (size_t)h & in->mask; in->slot[i]; i = (i + 1) & in->mask) {
       if (in->slot[i] >> 32 != tag) continue;
       size_t k = (uint32_t)in->slot[i] - 1;
-      if (in->hash[k] == h && strncmp(in->id[k], s, len) == 0 && in->id[k][len] == '\0') return (int64_t)k;
+      if (strncmp(in->id[k], s, len) == 0 && in->id[k][len] == '\0') return (int64_t)k; /* the tag matched */
     }
   }
   if (in->n == in->cap && !intern_grow(in)) return -1;
