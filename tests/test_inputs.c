@@ -23,6 +23,7 @@
 #include <zlib.h>
 
 #include "formats/detect.h"
+#include "formats/import.h"
 #include "helpers.h"
 #include "llm_helpers.h"
 
@@ -713,4 +714,69 @@ Test(inputs, temporary_corpus_removed_on_sigterm, .timeout = 60)
   close(wfd);
   cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM, "status %d", status);
   cr_expect_eq(tmp_entries(d), 0, "nothing left in TMPDIR");
+}
+
+/* --- the doc id order of the corpus in memory ------------------------------------- */
+
+static int cmp_cstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Doc ids that the radix sort of 8-byte prefixes must still put in strcmp
+ * order: ids of 8 and 9 bytes sharing their first 8, ids equal in their
+ * first 16 bytes, bytes above 0x7f (compared unsigned), one-byte ids, and
+ * 70 ids sharing a 23-byte prefix (more than the small-group sort takes).
+ * The corpus in memory has them in the order of the file import writes,
+ * and that order is strcmp's. */
+Test(inputs, in_memory_doc_ids_in_strcmp_order)
+{
+  char *d = th_fresh_dir();
+  static const char *const fixed[] = {"doc12345", "doc123456", "doc1234567", "doc12345678901234567",
+                                      "doc12345678901234568", "doc1234567890123456", "\xc3\xa9t\xc3\xa9", "a", "b", "Z",
+                                      "doc1234\xc3\xa9", "doc12345\xff", "doc12344", "doc1234"};
+  const size_t n_fixed = sizeof fixed / sizeof *fixed, n_url = 70, n = n_fixed + n_url;
+  char *ids[sizeof fixed / sizeof *fixed + 70];
+  char *qrels = th_join(d, "q.txt"), *run = th_join(d, "r.txt");
+  FILE *q = fopen(qrels, "w"), *r = fopen(run, "w");
+  cr_assert(q && r);
+  for (size_t i = 0; i < n; i++) {
+    char buf[64];
+    if (i < n_fixed) snprintf(buf, sizeof buf, "%s", fixed[i]);
+    else snprintf(buf, sizeof buf, "http://example.org/doc/%zu", (i * 37) % 101); /* distinct, unordered */
+    ids[i] = strdup(buf);
+    /* half judged, half only retrieved */
+    if (i % 2) fprintf(q, "q1 0 %s 1\n", buf);
+    else fprintf(r, "q1 Q0 %s %zu %zu.0 r\n", buf, i + 1, n - i);
+  }
+  fclose(q);
+  fclose(r);
+  qsort(ids, n, sizeof *ids, cmp_cstr);
+  rs__import_run ir = {.name = "r", .path = run};
+  const rs__import_cfg cfg = {.qrels_path = qrels, .runs = &ir, .n_runs = 1, .threads = 1};
+  rs__corpus *c = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__import_corpus(&cfg, &c, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(c->nd, n);
+  for (size_t i = 0; i < n; i++) cr_expect_str_eq(c->doc_id[i], ids[i], "doc %zu", i);
+  /* the file import writes has the same /docs/id */
+  char *h5 = th_join(d, "c.h5");
+  cr_assert_eq(rs__import(&cfg, h5, &err), RS_OK, "%s", err.msg);
+  rs__corpus *f = NULL;
+  cr_assert_eq(rs__corpus_open(h5, &f, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(f->nd, n);
+  for (size_t i = 0; i < n; i++) cr_expect_str_eq(f->doc_id[i], c->doc_id[i], "doc %zu", i);
+  /* and the same rows, read from memory and from the file */
+  rs__block bm = {0}, bf = {0};
+  cr_assert_eq(rs__run_read(&c->runs.run[0], 0, 1, &bm, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__run_read(&f->runs.run[0], 0, 1, &bf, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(c->runs.run[0].csr, f->runs.run[0].csr);
+  cr_assert_eq(bm.off[1], (int64_t)((n + 1) / 2));
+  cr_assert_eq(bm.off[1], bf.off[1]);
+  for (int64_t k = 0; k < bm.off[1]; k++) {
+    cr_expect_eq(bm.doc[k], bf.doc[k]);
+    cr_expect_eq(rs__block_score(&bm, (size_t)k), rs__block_score(&bf, (size_t)k));
+  }
+  rs__block_free(&bm);
+  rs__block_free(&bf);
+  rs__corpus_close(f);
+  rs__corpus_close(c);
+  for (size_t i = 0; i < n; i++) free(ids[i]);
 }

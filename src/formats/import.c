@@ -482,7 +482,8 @@ static uint64_t id_prefix(const char *s)
   uint64_t k = 0;
   size_t i = 0;
   for (; i < 8 && s[i]; i++) k = k << 8 | (unsigned char)s[i];
-  return i == 8 ? k : k << (8 * (8 - i));
+  for (; i < 8; i++) k <<= 8; /* one shift at a time: an empty id would shift by 64 */
+  return k;
 }
 
 static char **tie_ids; /* qsort has no context argument in C11 */
@@ -494,8 +495,9 @@ static int cmp_tied(const void *a, const void *b)
 enum { TIE_SMALL = 64 };
 
 /* Insertion sort of g <= TIE_SMALL ids that share their first 8 bytes (so
- * all are longer than 8), by their next 8 bytes, then by the rest: each id
- * is fetched once for its key, not at every comparison. */
+ * all have at least 8), by their next 8 bytes, then by strcmp of what
+ * follows the first 8: each id is fetched once for its key, not at every
+ * comparison. */
 static void sort_tied(char *const *id, uint32_t *num, size_t g)
 {
   uint64_t key[TIE_SMALL];
@@ -504,8 +506,7 @@ static void sort_tied(char *const *id, uint32_t *num, size_t g)
     const uint64_t k = key[j];
     const uint32_t v = num[j];
     size_t i = j;
-    /* equal keys: both ids are longer than 16 (distinct ids cannot end alike) */
-    while (i > 0 && (key[i - 1] > k || (key[i - 1] == k && strcmp(id[num[i - 1]] + 16, id[v] + 16) > 0))) {
+    while (i > 0 && (key[i - 1] > k || (key[i - 1] == k && strcmp(id[num[i - 1]] + 8, id[v] + 8) > 0))) {
       key[i] = key[i - 1], num[i] = num[i - 1];
       i--;
     }
