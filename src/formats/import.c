@@ -524,7 +524,10 @@ static rs_code sort_doc_ids(char **id, size_t n, int32_t *final, const char **so
   uint64_t *pre = rs__malloc(rs__mul(n ? n : 1, sizeof *pre)), *pre2 = rs__malloc(rs__mul(n ? n : 1, sizeof *pre2));
   uint32_t *num = rs__malloc(rs__mul(n ? n : 1, sizeof *num)), *num2 = rs__malloc(rs__mul(n ? n : 1, sizeof *num2));
   rs_code rc = RS_OK;
-  if (!pre || !pre2 || !num || !num2) { rc = rs__fail(err, RS_NOMEM, "out of memory for sorting %zu doc ids", n); goto done; }
+  if (!pre || !pre2 || !num || !num2) {
+    rc = rs__fail(err, RS_NOMEM, "out of memory for sorting %zu doc ids", n);
+    goto done;
+  }
   for (size_t i = 0; i < n; i++) pre[i] = id_prefix(id[i]), num[i] = (uint32_t)i;
   for (unsigned shift = 0; shift < 64; shift += 8) {
     size_t count[257] = {0};
@@ -823,7 +826,8 @@ static rs_code import_parse(const rs__import_cfg *cfg, parsed *p, rs_error *err)
   int32_t *final = NULL;
   size_t *row_of = NULL, n_topics = 0;
   rs_code rc = RS_OK;
-  if (!(p->runs = rs__calloc(cfg->n_runs ? cfg->n_runs : 1, sizeof *p->runs))) return rs__fail(err, RS_NOMEM, "out of memory");
+  if (!(p->runs = rs__calloc(cfg->n_runs ? cfg->n_runs : 1, sizeof *p->runs)))
+    return rs__fail(err, RS_NOMEM, "out of memory");
   p->n_runs = cfg->n_runs;
   judgments *j = &p->j;
   interner *docs = &p->docs;
