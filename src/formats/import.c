@@ -988,10 +988,16 @@ rs_code rs__import_corpus(const rs__import_cfg *cfg, rs__corpus **out, rs_error 
   judgments *j = &p.j;
   if (rc) goto done;
   const char *source = cfg->qrels_path ? cfg->qrels_path : cfg->json_path ? cfg->json_path : cfg->queries_path;
-  if (!(c = rs__calloc(1, sizeof *c)) || !(c->path = strdup(source))) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  if (!(c = rs__calloc(1, sizeof *c)) || !(c->path = strdup(source))) {
+    rc = rs__fail(err, RS_NOMEM, "out of memory");
+    goto done;
+  }
   c->in_memory = 1;
   c->nq = j->nq;
-  if (!(c->query_id = pool((const char *const *)j->qid, j->nq))) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  if (!(c->query_id = pool((const char *const *)j->qid, j->nq))) {
+    rc = rs__fail(err, RS_NOMEM, "out of memory");
+    goto done;
+  }
   if (p.qtext || j->qtext) {
     c->has_text = 1;
     c->query_text = pool(p.qtext ? p.qtext : (const char *const *)j->qtext, j->nq);
