@@ -305,6 +305,36 @@ Test(shard_cli, depths_any_shard_count_gives_eval_bytes, .timeout = 300)
   remove_tree(dir);
 }
 
+/* Without a per-query file the shards store each 1024-query unit's sums
+ * (block records), not every query's values: the merge still gives the
+ * one-process bytes at every share count (runs cut by --depths too), and
+ * values.bin holds records * (40 + 8 * values) bytes. */
+Test(shard_cli, block_sums_any_shard_count_give_eval_bytes, .timeout = 300)
+{
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", th_fresh_dir());
+  gen_corpus(dir, "2500", "4");
+  check_all_shard_counts(dir, "eval", "g.h5 --quiet --report --gate nDCG@10>=0.3 -m nDCG@10 -m AP -m RR@10 -m P@5 "
+                              "-m NumRet", 7);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/s3_1/manifest.txt", dir);
+  char *man = th_slurp(path, NULL);
+  cr_assert(man, "%s", path);
+  cr_assert(strstr(man, "\nrecord-kind blocks\n"), "%s", man);
+  const char *rec = strstr(man, "\nrecords "), *vals = strstr(man, "\nvalues ");
+  cr_assert(rec && vals, "%s", man);
+  const unsigned long n_rec = strtoul(rec + 9, NULL, 10), n_vals = strtoul(vals + 8, NULL, 10);
+  /* share 1 of 3 of 4 runs x 3 units: 4 units, each one block record per run */
+  cr_expect_eq(n_rec, 4ul, "%s", man);
+  struct stat st;
+  snprintf(path, sizeof path, "%s/s3_1/values.bin", dir);
+  cr_assert_eq(stat(path, &st), 0);
+  cr_expect_eq((unsigned long)st.st_size, n_rec * (40 + 8 * n_vals));
+  free(man);
+  check_all_shard_counts(dir, "eval", "g.h5 --quiet --depths 1,5,20 -m nDCG@10 -m AP -m R@10", 5);
+  remove_tree(dir);
+}
+
 static uint64_t xorshift(uint64_t *x)
 {
   *x ^= *x << 13;

@@ -782,7 +782,7 @@ static int compare_main(int argc, char **argv, const shard_set *merge, word_trac
     if (shard) { /* the share's values, for 'ragsweep merge' to compare */
       scfg.spec = spec;
       scfg.threads = (int)threads;
-      if ((rc = shard_write(out_dir, &scfg, &in, &plan, shard_i, shard_n, common, &err))) goto fail;
+      if ((rc = shard_write(out_dir, &scfg, &in, &plan, shard_i, shard_n, 1, common, &err))) goto fail;
       exit_code = RS_EXIT_OK;
       goto done;
     }

@@ -485,7 +485,7 @@ static int eval_run(eval_args *a, const shard_set *merge)
       goto fail;
   }
   if (a->shard) {
-    rc = shard_write(out_dir, &cfg, &in, &plan, a->shard_i, a->shard_n, common, &err);
+    rc = shard_write(out_dir, &cfg, &in, &plan, a->shard_i, a->shard_n, a->per_query || n_worst, common, &err);
     if (prog.shown) fputc('\n', stderr);
     if (rc) goto fail;
     exit_code = RS_EXIT_OK;

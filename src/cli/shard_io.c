@@ -150,6 +150,7 @@ struct shard_writer {
   int vals_h, lat_h; /* rs__tmp_register handles */
   FILE *vals, *lat;
   size_t n_vals, n_records, n_latency;
+  int blocks;         /* values.bin holds block records (shard.h), not query records */
   uint64_t vals_bytes, lat_bytes;
   unsigned char *rec; /* one record */
 };
@@ -169,7 +170,7 @@ static FILE *open_tmp(const char *dir, const char *name, char *path, size_t cap,
   return f;
 }
 
-rs_code shard_writer_open(const char *dir, size_t n_vals, shard_writer **out, rs_error *err)
+rs_code shard_writer_open(const char *dir, size_t n_vals, int blocks, shard_writer **out, rs_error *err)
 {
   *out = NULL;
   if (mkdir_p(dir) != 0)
@@ -181,11 +182,13 @@ rs_code shard_writer_open(const char *dir, size_t n_vals, shard_writer **out, rs
   rs__tmp_sweep_stale(dir);
   shard_writer *w = rs__calloc(1, sizeof *w);
   if (w) w->vals_h = w->lat_h = -1;
-  if (!w || !(w->dir = strdup(dir)) || !(w->rec = rs__malloc(rs__shard_record_size(n_vals)))) {
+  const size_t rec_size = blocks ? rs__shard_block_size(n_vals) : rs__shard_record_size(n_vals);
+  if (!w || !(w->dir = strdup(dir)) || !(w->rec = rs__malloc(rec_size))) {
     shard_writer_abort(w);
     return rs__fail(err, RS_NOMEM, "out of memory");
   }
   w->n_vals = n_vals;
+  w->blocks = blocks;
   if (!(w->vals = open_tmp(dir, SHARD_VALUES, w->vals_tmp, sizeof w->vals_tmp, &w->vals_h, err)) ||
       !(w->lat = open_tmp(dir, SHARD_LATENCY, w->lat_tmp, sizeof w->lat_tmp, &w->lat_h, err))) {
     shard_writer_abort(w);
@@ -220,6 +223,18 @@ rs_code shard_writer_latency(shard_writer *w, size_t result, const rs__latency *
   return RS_OK;
 }
 
+rs_code shard_writer_block(void *ctx, size_t result, const rs__block_sum *b, rs_error *err)
+{
+  shard_writer *w = ctx;
+  const size_t size = rs__shard_block_size(w->n_vals);
+  rs__shard_block_put(w->rec, result, b, w->n_vals);
+  if (fwrite(w->rec, 1, size, w->vals) != size)
+    return rs__fail(err, RS_IO, "%s: cannot write: %s", w->vals_tmp, strerror(errno));
+  w->n_records++;
+  w->vals_bytes += size;
+  return RS_OK;
+}
+
 size_t shard_writer_n_records(const shard_writer *w) { return w->n_records; }
 
 static rs_code close_into(FILE **f, char *tmp, int *handle, const char *dir, const char *name, rs_error *err)
@@ -246,8 +261,9 @@ rs_code shard_writer_commit(shard_writer *w, const char *common, size_t i, rs_er
   FILE *f = rc ? NULL : open_tmp(w->dir, SHARD_MANIFEST, tmp, sizeof tmp, &h, err);
   if (!rc && !f) rc = RS_IO;
   if (!rc) {
-    fprintf(f, "%s" THIS_SHARD "shard %zu\nrecords %zu\nvalues-bytes %" PRIu64 "\nlatency-records %zu\nlatency-bytes %" PRIu64
-            "\n", common, i, w->n_records, w->vals_bytes, w->n_latency, w->lat_bytes);
+    fprintf(f, "%s" THIS_SHARD "shard %zu\nrecords %zu\nrecord-kind %s\nvalues-bytes %" PRIu64 "\nlatency-records %zu\n"
+            "latency-bytes %" PRIu64 "\n", common, i, w->n_records, w->blocks ? "blocks" : "queries", w->vals_bytes,
+            w->n_latency, w->lat_bytes);
     rc = close_into(&f, tmp, &h, w->dir, SHARD_MANIFEST, err);
   }
   if (f) fclose(f);
@@ -578,10 +594,23 @@ rs_code shard_set_replay(const shard_set *s, const char *common, const rs__spec 
                     "'%s', the inputs and options give '%s' (an input changed since the shards ran, or another "
                     "ragsweep version merges): evaluate the shards again", s->dir[0], line, la, lb);
   }
+  /* Block sums when the merge needs no query's values (the shard made the
+   * same choice from the same options: its manifest says which). */
+  const int blocks = per_query == NULL;
+  for (size_t i = 0; i < s->n; i++) {
+    size_t len = 0;
+    const char *kind = shard_own_value(s, i, "record-kind", &len);
+    const char *want = blocks ? "blocks" : "queries";
+    if (!kind || len != strlen(want) || memcmp(kind, want, len) != 0)
+      return rs__fail(err, RS_FORMAT, "%s/" SHARD_MANIFEST ": record-kind '%.*s', expected '%s' for these options: the "
+                      "shard is from another ragsweep version; evaluate it again", s->dir[i], kind ? (int)len : 0,
+                      kind ? kind : "", want);
+  }
   rs__shard_merge m;
   rs_code rc = rs__shard_merge_init(&m, spec, res, n_results, n_queries, err);
   if (rc) return rc;
-  const size_t rec = rs__shard_record_size(spec->n_req), per_read = rec * (size_t)4096;
+  const size_t rec = blocks ? rs__shard_block_size(spec->n_req) : rs__shard_record_size(spec->n_req),
+               per_read = rec * (size_t)4096;
   unsigned char *buf = rs__malloc(per_read > 2048 ? per_read : 2048);
   double *cdf = rs__malloc(RS__LATENCY_CDF_N * sizeof *cdf);
   if (!buf || !cdf) rc = rs__fail(err, RS_NOMEM, "out of memory");
@@ -596,7 +625,8 @@ rs_code shard_set_replay(const shard_set *s, const char *common, const rs__spec 
     size_t got, total = 0;
     while (!rc && (got = fread(buf, 1, per_read, f)) > 0) {
       total += got;
-      rc = rs__shard_merge_records(&m, buf, got - got % rec, path, per_query, ctx, err);
+      rc = blocks ? rs__shard_merge_blocks(&m, buf, got - got % rec, path, err)
+                  : rs__shard_merge_records(&m, buf, got - got % rec, path, per_query, ctx, err);
       if (!rc && got % rec) rc = rs__fail(err, RS_FORMAT, "%s: cut short inside a record: evaluate the shard again", path);
     }
     if (!rc && ferror(f)) rc = rs__fail(err, RS_IO, "%s: cannot read", path);
@@ -650,15 +680,16 @@ void shard_drop_option_words(char *const *orig, int argc, char *const *argv, con
 }
 
 rs_code shard_write(const char *dir, rs__sweep_cfg *cfg, const sweep_input *in, const rs__shard_plan *plan, size_t i,
-                    size_t n, const char *common, rs_error *err)
+                    size_t n, int per_query, const char *common, rs_error *err)
 {
   shard_writer *w = NULL;
-  rs_code rc = shard_writer_open(dir, cfg->spec->n_req, &w, err);
+  const int blocks = !per_query && plan->unit_rows == RS__SUM_BLOCK_ROWS;
+  rs_code rc = shard_writer_open(dir, cfg->spec->n_req, blocks, &w, err);
   if (rc) return rc;
   rs__run_result *res = rs__calloc(in->n_runs ? in->n_runs : 1, sizeof *res);
   if (!res) rc = rs__fail(err, RS_NOMEM, "out of memory");
-  cfg->per_query = shard_writer_record;
-  cfg->per_query_ctx = w;
+  if (blocks) cfg->per_block = shard_writer_block, cfg->per_block_ctx = w;
+  else cfg->per_query = shard_writer_record, cfg->per_query_ctx = w;
   if (!rc) rc = rs__shard_eval(cfg, in->corpus, in->runs, plan, i, n, res, err);
   size_t n_lat = 0; /* the runs whose latencies this share owns (engine/shard.h) */
   for (size_t r = 0; !rc && r < in->n_runs; r++)
@@ -671,7 +702,8 @@ rs_code shard_write(const char *dir, rs__sweep_cfg *cfg, const sweep_input *in, 
   if (rc) return rc;
   size_t u0, u1;
   rs__shard_share_units(plan, i, n, &u0, &u1);
-  printf("shard %zu/%zu: units %zu..%zu of %zu (%zu queries evaluated, latencies of %zu run%s)\n"
+  printf(blocks ? "shard %zu/%zu: units %zu..%zu of %zu (%zu block sums, latencies of %zu run%s)\n"
+                : "shard %zu/%zu: units %zu..%zu of %zu (%zu queries evaluated, latencies of %zu run%s)\n"
          "wrote %s/" SHARD_MANIFEST "\n      %s/" SHARD_VALUES "\n      %s/" SHARD_LATENCY "\n"
          "merge every shard with: ragsweep merge SHARD_DIR... -o OUTDIR\n",
          i, n, u0, u1, plan->n_units, n_records, n_lat, n_lat == 1 ? "" : "s", dir, dir, dir);

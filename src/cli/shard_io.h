@@ -7,7 +7,10 @@
  *
  *   values.bin    the share's per-query records, in the order evaluated:
  *                 result (uint64), query (uint64), then the spec's values
- *                 (doubles), native byte order (engine/shard.h)
+ *                 (doubles), native byte order (engine/shard.h); or, when
+ *                 the command writes no per-query file, its block records
+ *                 (a 1024-query unit's sums: about 1/1000 of the bytes);
+ *                 the manifest's record-kind says which
  *   latency.bin   a latency record (rs__shard_latency_put) for every result
  *                 whose latencies the share owns
  *   manifest.txt  text, one "key value" per line: first the part every shard
@@ -68,9 +71,11 @@ typedef struct shard_writer shard_writer;
 
 /* Creates dir if needed, removes an older manifest, opens the temporary
  * files; n_vals values per record. */
-rs_code shard_writer_open(const char *dir, size_t n_vals, shard_writer **out, rs_error *err);
+rs_code shard_writer_open(const char *dir, size_t n_vals, int blocks, shard_writer **out, rs_error *err);
 /* An rs__sweep_cfg.per_query callback (ctx: the writer). */
 rs_code shard_writer_record(void *ctx, size_t result, size_t query, const double *v, rs_error *err);
+/* An rs__sweep_cfg.per_block callback (ctx: the writer opened with blocks). */
+rs_code shard_writer_block(void *ctx, size_t result, const rs__block_sum *b, rs_error *err);
 rs_code shard_writer_latency(shard_writer *w, size_t result, const rs__latency *lat, const double *cdf,
                              rs_error *err);
 /* Renames the data files into place, then writes the manifest (common, then
@@ -127,10 +132,12 @@ struct sweep_input;
 void shard_drop_option_words(char *const *orig, int argc, char *const *argv, const char *arg, unsigned char *drop);
 
 /* --shard I/N: evaluates share i of n of in's runs (cfg as for rs__sweep;
- * its per_query is taken) and writes the shard folder dir with the
- * manifest's common part; prints what it wrote. */
+ * its per_query and per_block are taken) and writes the shard folder dir
+ * with the manifest's common part; prints what it wrote.  per_query: the
+ * merge will want every query's values (per-query files, compare's
+ * tests), else block sums are stored. */
 rs_code shard_write(const char *dir, rs__sweep_cfg *cfg, const struct sweep_input *in, const rs__shard_plan *plan,
-                    size_t i, size_t n, const char *common, rs_error *err);
+                    size_t i, size_t n, int per_query, const char *common, rs_error *err);
 
 /* The merges of `ragsweep merge`, by the shards' command (cmd_eval.c,
  * cmd_compare.c): the command's own outputs in out_dir, from the shards'
