@@ -1108,14 +1108,9 @@ int rs_cli_compare(int argc, char **argv) { return compare_words(argc, argv, NUL
 int compare_merge(const shard_set *s, const char *out_dir)
 {
   /* The shards' command line, with the merge's output folder. */
-  char **argv = calloc(s->n_words + 4, sizeof *argv);
-  if (!argv) return RS_EXIT_INPUT;
-  static char w_compare[] = "compare", w_out[] = "-o";
   int argc = 0;
-  argv[argc++] = w_compare;
-  for (size_t i = 0; i < s->n_words; i++) argv[argc++] = s->words[i];
-  argv[argc++] = w_out;
-  argv[argc++] = (char *)out_dir;
+  char **argv = shard_merge_argv(s, "compare", out_dir, 0, &argc);
+  if (!argv) return RS_EXIT_INPUT;
   const int status = compare_words(argc, argv, s);
   free(argv);
   return status;

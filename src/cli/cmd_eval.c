@@ -661,15 +661,9 @@ done:
 int eval_merge(const shard_set *s, const char *out_dir, int quiet)
 {
   /* The shards' command line, with the merge's output folder. */
-  char **argv = calloc(s->n_words + 5, sizeof *argv);
-  if (!argv) return RS_EXIT_INPUT;
   int argc = 0;
-  static char w_eval[] = "eval", w_out[] = "-o", w_quiet[] = "--quiet";
-  argv[argc++] = w_eval;
-  for (size_t i = 0; i < s->n_words; i++) argv[argc++] = s->words[i];
-  argv[argc++] = w_out;
-  argv[argc++] = (char *)out_dir;
-  if (quiet) argv[argc++] = w_quiet;
+  char **argv = shard_merge_argv(s, "eval", out_dir, quiet, &argc);
+  if (!argv) return RS_EXIT_INPUT;
   eval_args a;
   int status = eval_parse(argc, argv, &a);
   if (status < 0) status = eval_run(&a, s);

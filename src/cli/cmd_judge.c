@@ -106,15 +106,9 @@ int rs_cli_judge(int argc, char **argv) { return judge_main(argc, argv, NULL); }
 
 int judge_merge(const shard_set *s, const char *out_dir, int quiet)
 {
-  char **argv = calloc(s->n_words + 5, sizeof *argv);
-  if (!argv) return RS_EXIT_INPUT;
   int argc = 0;
-  static char w_cmd[] = "judge", w_out[] = "-o", w_quiet[] = "--quiet";
-  argv[argc++] = w_cmd;
-  for (size_t i = 0; i < s->n_words; i++) argv[argc++] = s->words[i];
-  argv[argc++] = w_out;
-  argv[argc++] = (char *)out_dir;
-  if (quiet) argv[argc++] = w_quiet;
+  char **argv = shard_merge_argv(s, "judge", out_dir, quiet, &argc);
+  if (!argv) return RS_EXIT_INPUT;
   const int status = judge_main(argc, argv, s);
   free(argv);
   return status;

@@ -710,6 +710,21 @@ rs_code shard_write(const char *dir, rs__sweep_cfg *cfg, const sweep_input *in, 
   return RS_OK;
 }
 
+char **shard_merge_argv(const shard_set *s, const char *cmd, const char *out_dir, int quiet, int *argc)
+{
+  char **argv = calloc(s->n_words + 5, sizeof *argv);
+  if (!argv) return NULL;
+  static char w_out[] = "-o", w_quiet[] = "--quiet";
+  int n = 0;
+  argv[n++] = (char *)cmd; /* getopt_long never writes argv's strings */
+  for (size_t i = 0; i < s->n_words; i++) argv[n++] = s->words[i];
+  argv[n++] = w_out;
+  argv[n++] = (char *)out_dir;
+  if (quiet) argv[n++] = w_quiet;
+  *argc = n;
+  return argv;
+}
+
 int shard_own_size(const shard_set *s, size_t i, const char *key, size_t *out) { return line_size(s->own[i], key, out); }
 
 const char *shard_own_value(const shard_set *s, size_t i, const char *key, size_t *len)

@@ -139,6 +139,12 @@ void shard_drop_option_words(char *const *orig, int argc, char *const *argv, con
 rs_code shard_write(const char *dir, rs__sweep_cfg *cfg, const struct sweep_input *in, const rs__shard_plan *plan,
                     size_t i, size_t n, int per_query, const char *common, rs_error *err);
 
+/* The shards' stored command line as argv for the merging command: cmd,
+ * the stored words, -o out_dir, and --quiet when quiet; *argc counts
+ * them.  The array is malloc'd (free it alone: the words are s's and
+ * static strings); NULL when out of memory. */
+char **shard_merge_argv(const shard_set *s, const char *cmd, const char *out_dir, int quiet, int *argc);
+
 /* The merges of `ragsweep merge`, by the shards' command (cmd_eval.c,
  * cmd_compare.c): the command's own outputs in out_dir, from the shards'
  * values; the command's exit status. */
