@@ -165,15 +165,32 @@ int th_exists(const char *path)
   return stat(path, &st) == 0;
 }
 
-th_result th_rs(const char *first, ...)
+/* ragsweep with the arguments first, then ap's up to a NULL (at most 62). */
+static th_result rs_args(const char *dir, char *const *env, const char *first, va_list ap)
 {
   char *argv[64];
   int n = 0;
   argv[n++] = (char *)th_bin();
+  for (const char *a = first; a && n < 63; a = va_arg(ap, const char *)) argv[n++] = (char *)a;
+  argv[n] = NULL;
+  return th_run(dir, argv, env, NULL);
+}
+
+th_result th_rs(const char *first, ...)
+{
   va_list ap;
   va_start(ap, first);
-  for (const char *a = first; a && n < 63; a = va_arg(ap, const char *)) argv[n++] = (char *)a;
+  th_result r = rs_args(NULL, NULL, first, ap);
   va_end(ap);
-  argv[n] = NULL;
-  return th_run(NULL, argv, NULL, NULL);
+  return r;
+}
+
+th_result th_rs_at(const char *dir, char *const *env, ...)
+{
+  va_list ap;
+  va_start(ap, env);
+  const char *first = va_arg(ap, const char *);
+  th_result r = rs_args(dir, env, first, ap);
+  va_end(ap);
+  return r;
 }

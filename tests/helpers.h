@@ -27,6 +27,9 @@ typedef struct {
 th_result th_run(const char *dir, char *const argv[], char *const env[], const char *stdin_path);
 /* Runs the ragsweep under test with the arguments up to a NULL (at most 62). */
 th_result th_rs(const char *first, ...);
+/* The same in directory dir (NULL: here) with extra environment entries
+ * env (as th_run's; may be NULL). */
+th_result th_rs_at(const char *dir, char *const *env, ...);
 
 /* Splits a command line on spaces into argv after a given program path;
  * returns the count.  args is modified. */

@@ -57,21 +57,6 @@ static int file_exists(const char *dir, const char *name)
   return stat(path, &st) == 0;
 }
 
-/* Runs "ragsweep ARGS..." (NULL-terminated) with extra environment. */
-static th_result rs(char *const *env, ...)
-{
-  char *argv[64];
-  int n = 0;
-  argv[n++] = (char *)th_bin();
-  va_list ap;
-  va_start(ap, env);
-  char *a;
-  while ((a = va_arg(ap, char *)) && n < 63) argv[n++] = a;
-  va_end(ap);
-  argv[n] = NULL;
-  return th_run(NULL, argv, env, NULL);
-}
-
 /* The value after "label" in the summary, e.g. count_after(out, "requests ") */
 static long count_after(const char *text, const char *label)
 {
@@ -262,7 +247,7 @@ Test(judge, sweep_kill_resume_and_cache_only, .timeout = 240)
   jserver_start(&srv, data, "0");
 
   /* The uninterrupted run. */
-  th_result a = rs(NULL, "judge", corpus, "-o", out_a, "--model", "demo", "--base-url", srv.url, "--concurrency", "8",
+  th_result a = th_rs_at(NULL, NULL, "judge", corpus, "-o", out_a, "--model", "demo", "--base-url", srv.url, "--concurrency", "8",
                    NULL);
   cr_assert_eq(a.status, 0, "%s%s", a.out, a.err);
   const long pairs = expected_pairs(data);
@@ -306,20 +291,20 @@ Test(judge, sweep_kill_resume_and_cache_only, .timeout = 240)
     usleep(100000);
     cr_assert_eq(waitpid(pid, NULL, WNOHANG), 0, "the first run ended before it was killed");
     if (!file_exists(out_b, "cache.sqlite")) continue;
-    th_result poll = rs(NULL, "cache", "stats", cache_b, NULL);
+    th_result poll = th_rs_at(NULL, NULL, "cache", "stats", cache_b, NULL);
     if (poll.status == 0) kept = count_after(poll.out, ": ");
     th_free(&poll);
   }
   kill(pid, SIGKILL);
   waitpid(pid, NULL, 0);
   cr_expect(!file_exists(out_b, "qrels.txt"), "no output of the killed run");
-  th_result stats = rs(NULL, "cache", "stats", cache_b, NULL);
+  th_result stats = th_rs_at(NULL, NULL, "cache", "stats", cache_b, NULL);
   cr_assert_eq(stats.status, 0, "%s", stats.err);
   kept = count_after(stats.out, ": ");
   cr_expect_gt(kept, 0);
   cr_expect_lt(kept, pairs);
   th_free(&stats);
-  th_result b = rs(NULL, "judge", corpus, "-o", out_b, "--model", "demo", "--base-url", srv.url, "--concurrency", "8",
+  th_result b = th_rs_at(NULL, NULL, "judge", corpus, "-o", out_b, "--model", "demo", "--base-url", srv.url, "--concurrency", "8",
                    NULL);
   cr_assert_eq(b.status, 0, "%s%s", b.out, b.err);
   const char *req = strstr(b.out, "requests ");
@@ -333,7 +318,7 @@ Test(judge, sweep_kill_resume_and_cache_only, .timeout = 240)
 
   /* The server gone: the cache alone completes the same command. */
   jserver_stop(&srv);
-  th_result c = rs(NULL, "judge", corpus, "-o", out_b, "--model", "demo", "--base-url", srv.url, NULL);
+  th_result c = th_rs_at(NULL, NULL, "judge", corpus, "-o", out_b, "--model", "demo", "--base-url", srv.url, NULL);
   cr_assert_eq(c.status, 0, "%s%s", c.out, c.err);
   cr_expect(strstr(c.out, ": 0 sent, ") != NULL, "%s", c.out);
   char *qrels_c = get_file(out_b, "qrels.txt");
@@ -342,7 +327,7 @@ Test(judge, sweep_kill_resume_and_cache_only, .timeout = 240)
 
   /* eval scores with the LLM's qrels: every query judged now. */
   snprintf(qrels_path, sizeof qrels_path, "%s/qrels.txt", out_a);
-  th_result e = rs(NULL, "eval", corpus, "--qrels", qrels_path, "-o", out_a, "-m", "AnswerPresence@10", "-m",
+  th_result e = th_rs_at(NULL, NULL, "eval", corpus, "--qrels", qrels_path, "-o", out_a, "-m", "AnswerPresence@10", "-m",
                    "Accuracy@5", "--top", "0", NULL);
   cr_assert_eq(e.status, 0, "%s", e.err);
   char *agg = get_file(out_a, "aggregate.csv");
@@ -376,7 +361,7 @@ static char *tiny_corpus(void)
   snprintf(qr, sizeof qr, "%s/qrels.txt", dir);
   snprintf(a, sizeof a, "A=%s/A.txt", dir);
   snprintf(b, sizeof b, "B=%s/B.txt", dir);
-  th_result r = rs(NULL, "import", "-o", corpus, "--qrels", qr, "--queries", q, "--docs", d, a, b, NULL);
+  th_result r = th_rs_at(NULL, NULL, "import", "-o", corpus, "--qrels", qr, "--queries", q, "--docs", d, a, b, NULL);
   cr_assert_eq(r.status, 0, "import: %s", r.err);
   th_free(&r);
   return dir;
@@ -393,7 +378,7 @@ Test(judge, agreement_by_hand, .timeout = 60)
   char corpus[512], out[512];
   snprintf(corpus, sizeof corpus, "%s/corpus.h5", dir);
   snprintf(out, sizeof out, "%s/out", dir);
-  th_result r = rs(NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, NULL);
+  th_result r = th_rs_at(NULL, NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, NULL);
   cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
   th_free(&r);
   /* LLM: d1 1, d2 0, d3 0, d4 1, d5 1, d6 0; sorted by query, then doc id. */
@@ -464,7 +449,7 @@ Test(judge, agreement_by_hand, .timeout = 60)
   /* eval --qrels: nDCG@10 of run A from the LLM's labels, by the formula. */
   char qrels_path[600];
   snprintf(qrels_path, sizeof qrels_path, "%s/qrels.txt", out);
-  th_result e = rs(NULL, "eval", corpus, "--qrels", qrels_path, "-o", out, "-m", "nDCG@10", "--top", "0", NULL);
+  th_result e = th_rs_at(NULL, NULL, "eval", corpus, "--qrels", qrels_path, "-o", out, "-m", "nDCG@10", "--top", "0", NULL);
   cr_assert_eq(e.status, 0, "%s", e.err);
   char *agg = get_file(out, "aggregate.csv");
   const double ideal = 1.0 + 1.0 / log2(3.0), q1 = (1.0 + 1.0 / log2(5.0)) / ideal;
@@ -478,7 +463,7 @@ Test(judge, agreement_by_hand, .timeout = 60)
   put_file(dir, "bad_qrels.txt", "q1 0 d1 1\nq1 0 d99 1\n");
   char bad[600];
   snprintf(bad, sizeof bad, "%s/bad_qrels.txt", dir);
-  e = rs(NULL, "eval", corpus, "--qrels", bad, "-o", out, NULL);
+  e = th_rs_at(NULL, NULL, "eval", corpus, "--qrels", bad, "-o", out, NULL);
   cr_expect_eq(e.status, 2);
   cr_expect(strstr(e.err, "d99") != NULL && strstr(e.err, "bad_qrels.txt:2") != NULL, "%s", e.err);
   th_free(&e);
@@ -501,7 +486,7 @@ Test(judge, failures_are_not_labels, .timeout = 60)
   char corpus[512], out[512];
   snprintf(corpus, sizeof corpus, "%s/corpus.h5", dir);
   snprintf(out, sizeof out, "%s/out", dir);
-  th_result r = rs(NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, NULL);
+  th_result r = th_rs_at(NULL, NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, NULL);
   cr_expect_eq(r.status, 2, "4 of 6 pairs failed, more than 1%%: %s%s", r.out, r.err);
   cr_expect(strstr(r.err, "4 of 6 pairs") != NULL, "%s", r.err);
   cr_expect(strstr(r.out, "failures 4 (3 unparsed, 1 truncated") != NULL, "%s", r.out);
@@ -515,7 +500,7 @@ Test(judge, failures_are_not_labels, .timeout = 60)
   cr_expect(strstr(jl, "\"doc_id\":\"d3\",\"label\":null,\"reply\":\"Y\",\"status\":\"truncated\"") != NULL, "%s", jl);
   free(qrels), free(jl);
   /* Allowed failures: exit 0, from the cache (nothing sent again). */
-  r = rs(NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, "--max-failures", "70%", NULL);
+  r = th_rs_at(NULL, NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, "--max-failures", "70%", NULL);
   cr_expect_eq(r.status, 0, "%s%s", r.out, r.err);
   cr_expect(strstr(r.out, ": 0 sent, 6 cache hits") != NULL, "%s", r.out);
   th_free(&r);
@@ -541,7 +526,7 @@ Test(judge, fatal_error_and_secret, .timeout = 60)
   snprintf(corpus, sizeof corpus, "%s/corpus.h5", dir);
   snprintf(out, sizeof out, "%s/out", dir);
   char *env[] = {"OPENAI_API_KEY=sk-test-SECRET-4242", NULL};
-  th_result r = rs(env, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, "--concurrency", "1", NULL);
+  th_result r = th_rs_at(NULL, env, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, "--concurrency", "1", NULL);
   cr_expect_eq(r.status, 2, "%s%s", r.out, r.err);
   cr_expect(strstr(r.err, "Incorrect API key provided") != NULL, "%s", r.err);
   cr_expect(strstr(r.err, "401") != NULL, "%s", r.err);
@@ -573,7 +558,7 @@ Test(judge, fatal_error_and_secret, .timeout = 60)
                               " \"error_type\": \"insufficient_quota\", \"error_code\": \"insufficient_quota\"}}",
                               60),
                0);
-  r = rs(NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, "--concurrency", "1", NULL);
+  r = th_rs_at(NULL, NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, "--concurrency", "1", NULL);
   cr_expect_eq(r.status, 2);
   cr_expect(strstr(r.err, "exceeded your current quota") != NULL, "%s", r.err);
   log = llm_stub_log(&stub);
@@ -593,7 +578,7 @@ Test(judge, dry_run_and_budget, .timeout = 60)
   char corpus[512], out[512];
   snprintf(corpus, sizeof corpus, "%s/corpus.h5", dir);
   snprintf(out, sizeof out, "%s/out", dir);
-  th_result r = rs(NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, "--dry-run", "--price-in",
+  th_result r = th_rs_at(NULL, NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, "--dry-run", "--price-in",
                    "2", "--price-out", "8", NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_expect(strstr(r.out, "6 distinct pairs") != NULL, "%s", r.out);
@@ -605,7 +590,7 @@ Test(judge, dry_run_and_budget, .timeout = 60)
   json_object_put(log);
   cr_expect(!file_exists(dir, "out"), "a dry run creates nothing, not even the folder or the cache");
   /* The estimate is 4 bytes a token + 8 per request, over the bodies sent. */
-  r = rs(NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, NULL);
+  r = th_rs_at(NULL, NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
   log = llm_stub_log(&stub);
@@ -614,7 +599,7 @@ Test(judge, dry_run_and_budget, .timeout = 60)
     want += ((long)strlen(llm_str(json_object_array_get_idx(log, i), "raw")) + 3) / 4 + 8;
   json_object_put(log);
   cr_expect_eq(est_prompt, want);
-  r = rs(NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, "--dry-run", NULL);
+  r = th_rs_at(NULL, NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, "--dry-run", NULL);
   cr_expect(strstr(r.out, "requests 6: 6 cached, 0 to send") != NULL, "%s", r.out);
   th_free(&r);
   llm_stub_stop(&stub);
@@ -627,7 +612,7 @@ Test(judge, dry_run_and_budget, .timeout = 60)
                                      "\"completion_tokens\": 1}}}", 60), 0);
   char out2[600];
   snprintf(out2, sizeof out2, "%s/out2", dir);
-  r = rs(NULL, "judge", corpus, "-o", out2, "--model", "m", "--base-url", stub.url, "--price-in", "1000000",
+  r = th_rs_at(NULL, NULL, "judge", corpus, "-o", out2, "--model", "m", "--base-url", stub.url, "--price-in", "1000000",
          "--max-cost", "250", "--concurrency", "1", NULL);
   cr_expect_eq(r.status, 2, "%s%s", r.out, r.err);
   cr_expect(strstr(r.err, "--max-cost") != NULL, "%s", r.err);
@@ -666,7 +651,7 @@ Test(judge, samples_majority, .timeout = 60)
     snprintf(out, sizeof out, "%s/out%zu", dir, i);
     llm_stub stub;
     cr_assert_eq(llm_stub_start(&stub, script, 60), 0);
-    th_result r = rs(NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, "--samples", "3",
+    th_result r = th_rs_at(NULL, NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, "--samples", "3",
                      "--temperature", "0.7", "--depth", "1", "--concurrency", "1", "--max-failures", "1", NULL);
     cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
     th_free(&r);
@@ -692,14 +677,14 @@ Test(judge, bad_input)
   /* a passage without text, given as a file */
   put_file(dir, "few_docs.tsv", "d1\talpha one\nd2\tbeta two\n");
   snprintf(docs, sizeof docs, "%s/few_docs.tsv", dir);
-  th_result r = rs(NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--docs",
+  th_result r = th_rs_at(NULL, NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--docs",
                    docs, NULL);
   cr_expect_eq(r.status, 2);
   cr_expect(strstr(r.err, "doc 'd3'") && strstr(r.err, "few_docs.tsv"), "%s", r.err);
   th_free(&r);
   /* nothing listens on port 9: every request fails after its retries, and
    * the run stops after 4 in a row instead of trying every pair */
-  r = rs(NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "0",
+  r = th_rs_at(NULL, NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "0",
          "--concurrency", "1", NULL);
   cr_expect_eq(r.status, 2);
   cr_expect(strstr(r.err, "4 requests in a row failed") && strstr(r.err, "http://127.0.0.1:9/v1"), "%s", r.err);
@@ -707,15 +692,15 @@ Test(judge, bad_input)
   char *jl = get_file(out, "judgments.jsonl");
   cr_expect(strstr(jl, "\"status\":\"not_sent\"") != NULL, "%s", jl);
   free(jl);
-  r = rs(NULL, "judge", corpus, "-o", out, NULL);
+  r = th_rs_at(NULL, NULL, "judge", corpus, "-o", out, NULL);
   cr_expect_eq(r.status, 1);
   cr_expect(strstr(r.err, "--model") != NULL, "%s", r.err);
   th_free(&r);
-  r = rs(NULL, "judge", corpus, "-o", out, "--model", "m", "--max-failures", "2", NULL);
+  r = th_rs_at(NULL, NULL, "judge", corpus, "-o", out, "--model", "m", "--max-failures", "2", NULL);
   cr_expect_eq(r.status, 1);
   cr_expect(strstr(r.err, "--max-failures") != NULL, "%s", r.err);
   th_free(&r);
-  r = rs(NULL, "judge", corpus, "-o", out, "--model", "m", "--prompt", "/nonexistent.prompt", NULL);
+  r = th_rs_at(NULL, NULL, "judge", corpus, "-o", out, "--model", "m", "--prompt", "/nonexistent.prompt", NULL);
   cr_expect_eq(r.status, 2);
   cr_expect(strstr(r.err, "/nonexistent.prompt") != NULL, "%s", r.err);
   th_free(&r);
@@ -724,10 +709,10 @@ Test(judge, bad_input)
   snprintf(plain, sizeof plain, "%s/plain.h5", dir);
   snprintf(qr, sizeof qr, "%s/qrels.txt", dir);
   snprintf(a, sizeof a, "A=%s/A.txt", dir);
-  r = rs(NULL, "import", "-o", plain, "--qrels", qr, a, NULL);
+  r = th_rs_at(NULL, NULL, "import", "-o", plain, "--qrels", qr, a, NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   th_free(&r);
-  r = rs(NULL, "judge", plain, "-o", out, "--model", "m", NULL);
+  r = th_rs_at(NULL, NULL, "judge", plain, "-o", out, "--model", "m", NULL);
   cr_expect_eq(r.status, 2);
   cr_expect(strstr(r.err, "--queries FILE") != NULL, "%s", r.err);
   th_free(&r);
@@ -749,7 +734,7 @@ Test(judge, graded_cut_and_holes, .timeout = 60)
   snprintf(corpus, sizeof corpus, "%s/corpus.h5", dir);
   snprintf(out, sizeof out, "%s/out", dir);
   /* 4 characters of every passage: "alph", "beta", "gamm", "alph", ... */
-  th_result r = rs(NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, "--prompt", "graded",
+  th_result r = th_rs_at(NULL, NULL, "judge", corpus, "-o", out, "--model", "m", "--base-url", stub.url, "--prompt", "graded",
                    "--max-doc-chars", "4", NULL);
   cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
   cr_expect(strstr(r.out, "6 passages cut to 4 characters") != NULL, "%s", r.out);
@@ -778,7 +763,7 @@ Test(judge, graded_cut_and_holes, .timeout = 60)
   cr_assert_eq(llm_stub_start(&stub, ALPHA_RULES, 60), 0);
   char out2[600];
   snprintf(out2, sizeof out2, "%s/holes", dir);
-  r = rs(NULL, "judge", corpus, "-o", out2, "--model", "m", "--base-url", stub.url, "--holes-only", NULL);
+  r = th_rs_at(NULL, NULL, "judge", corpus, "-o", out2, "--model", "m", "--base-url", stub.url, "--holes-only", NULL);
   cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
   cr_expect(strstr(r.out, "1 distinct pairs") != NULL, "%s", r.out);
   cr_expect(strstr(r.out, "5 pairs already judged") != NULL, "%s", r.out);

@@ -21,21 +21,6 @@
 #include "helpers.h"
 #include "llm_helpers.h"
 
-/* Runs "ragsweep ARGS..." (NULL-terminated) in dir with extra environment. */
-static th_result rs_in(const char *dir, char *const *env, ...)
-{
-  char *argv[64];
-  int n = 0;
-  argv[n++] = (char *)th_bin();
-  va_list ap;
-  va_start(ap, env);
-  char *a;
-  while ((a = va_arg(ap, char *)) && n < 63) argv[n++] = a;
-  va_end(ap);
-  argv[n] = NULL;
-  return th_run(dir, argv, env, NULL);
-}
-
 static void put(const char *dir, const char *name, const char *text)
 {
   FILE *f = fopen(th_join(dir, name), "wb");
@@ -124,7 +109,7 @@ static char *judge_data(void)
     snprintf(name, sizeof name, "R%d.txt", r);
     put(dir, name, buf);
   }
-  th_result r = rs_in(dir, NULL, "import", "-o", "corpus.h5", "--qrels", "qrels.txt", "--queries", "queries.tsv",
+  th_result r = th_rs_at(dir, NULL, "import", "-o", "corpus.h5", "--qrels", "qrels.txt", "--queries", "queries.tsv",
                       "--docs", "docs.tsv", "R0=R0.txt", "R1=R1.txt", "R2=R2.txt", NULL);
   cr_assert_eq(r.status, 0, "import: %s", r.err);
   th_free(&r);
@@ -168,7 +153,7 @@ Test(llm_shard, judge_shards_1_to_7_equal_one_process, .timeout = 240)
   char *dir = judge_data();
   llm_stub stub;
   cr_assert_eq(llm_stub_start(&stub, JUDGE_RULES, 200), 0);
-  th_result one = rs_in(dir, NULL, JUDGE_ARGS("one"), NULL);
+  th_result one = th_rs_at(dir, NULL, JUDGE_ARGS("one"), NULL);
   cr_assert_eq(one.status, 0, "%s%s", one.out, one.err);
   const size_t pairs = stub_requests(&stub);
   cr_expect_eq(pairs, n_pairs, "every distinct pair of the three runs is asked once");
@@ -187,7 +172,7 @@ Test(llm_shard, judge_shards_1_to_7_equal_one_process, .timeout = 240)
       char sdir[64];
       snprintf(sdir, sizeof sdir, "%s/%d", prefix, i);
       snprintf(spec, sizeof spec, "%d/%d", i, n);
-      th_result s = rs_in(dir, NULL, JUDGE_ARGS(sdir), "--shard", spec, NULL);
+      th_result s = th_rs_at(dir, NULL, JUDGE_ARGS(sdir), "--shard", spec, NULL);
       cr_assert_eq(s.status, 0, "shard %s: %s%s", spec, s.out, s.err);
       th_free(&s);
     }
@@ -223,34 +208,34 @@ Test(llm_shard, judge_merge_errors, .timeout = 120)
     char sdir[32], spec[16];
     snprintf(sdir, sizeof sdir, "s/%d", i);
     snprintf(spec, sizeof spec, "%d/3", i);
-    th_result s = rs_in(dir, NULL, JUDGE_ARGS(sdir), "--price-in", "1000", "--shard", spec, NULL);
+    th_result s = th_rs_at(dir, NULL, JUDGE_ARGS(sdir), "--price-in", "1000", "--shard", spec, NULL);
     cr_assert_eq(s.status, 0, "%s", s.err);
     th_free(&s);
   }
-  th_result r = rs_in(dir, NULL, "merge", "s/0", "s/2", "-o", "out", NULL);
+  th_result r = th_rs_at(dir, NULL, "merge", "s/0", "s/2", "-o", "out", NULL);
   cr_expect_eq(r.status, 2);
   cr_expect(strstr(r.err, "shard 1 of 3 is missing") && strstr(r.err, "--shard 1/3"), "%s", r.err);
   th_free(&r);
-  r = rs_in(dir, NULL, "merge", "s/0", "s/1", "s/2", "s/1", "-o", "out", NULL);
+  r = th_rs_at(dir, NULL, "merge", "s/0", "s/1", "s/2", "s/1", "-o", "out", NULL);
   cr_expect_eq(r.status, 2);
   cr_expect(strstr(r.err, "shard 1 of 3 is given twice"), "%s", r.err);
   th_free(&r);
   /* A foreign shard: another --depth. */
-  th_result f = rs_in(dir, NULL, JUDGE_ARGS("other/1"), "--price-in", "1000", "--depth", "3", "--shard", "1/3", NULL);
+  th_result f = th_rs_at(dir, NULL, JUDGE_ARGS("other/1"), "--price-in", "1000", "--depth", "3", "--shard", "1/3", NULL);
   cr_assert_eq(f.status, 0, "%s", f.err);
   th_free(&f);
   const size_t asked = stub_requests(&stub);
-  r = rs_in(dir, NULL, "merge", "s/0", "other/1", "s/2", "-o", "out", NULL);
+  r = th_rs_at(dir, NULL, "merge", "s/0", "other/1", "s/2", "-o", "out", NULL);
   cr_expect_eq(r.status, 2);
   cr_expect(strstr(r.err, "are not shards of one evaluation") && strstr(r.err, "'arg --depth'"), "%s", r.err);
   th_free(&r);
   /* A shard whose cache lost its replies: the merge names it and the
    * count, and sends nothing. */
   cr_assert_eq(rename(th_join(dir, "s/1/cache.sqlite"), th_join(dir, "s1-cache.sqlite")), 0);
-  th_result e = rs_in(dir, NULL, "cache", "merge", "s/1/cache.sqlite", "s/0/cache.sqlite", NULL); /* another shard's replies */
+  th_result e = th_rs_at(dir, NULL, "cache", "merge", "s/1/cache.sqlite", "s/0/cache.sqlite", NULL); /* another shard's replies */
   cr_assert_eq(e.status, 0, "%s", e.err);
   th_free(&e);
-  r = rs_in(dir, NULL, "merge", "s/0", "s/1", "s/2", "-o", "lost", NULL);
+  r = th_rs_at(dir, NULL, "merge", "s/0", "s/1", "s/2", "-o", "lost", NULL);
   cr_expect_eq(r.status, 2);
   char want[96];
   snprintf(want, sizeof want, "): %zu pairs without an answer in its cache", share_start(n_pairs, 2, 3) - share_start(n_pairs, 1, 3));
@@ -260,7 +245,7 @@ Test(llm_shard, judge_merge_errors, .timeout = 120)
   cr_expect_eq(stub_requests(&stub), asked, "no merge sent a request");
   /* A shard stopped by its budget says so, and the merge refuses it; run
    * again with a larger budget, it resumes and the merge goes through. */
-  th_result b = rs_in(dir, NULL, JUDGE_ARGS("b/1"), "--price-in", "1000", "--shard", "1/3", "--max-cost", "0.05",
+  th_result b = th_rs_at(dir, NULL, JUDGE_ARGS("b/1"), "--price-in", "1000", "--shard", "1/3", "--max-cost", "0.05",
                       "--concurrency", "1", NULL);
   cr_expect_eq(b.status, 2, "%s", b.err);
   th_free(&b);
@@ -268,15 +253,15 @@ Test(llm_shard, judge_merge_errors, .timeout = 120)
   cr_assert(man);
   cr_expect(strstr(man, "\nstopped budget\n"), "%s", man);
   free(man);
-  r = rs_in(dir, NULL, "merge", "s/0", "b/1", "s/2", "-o", "out", NULL);
+  r = th_rs_at(dir, NULL, "merge", "s/0", "b/1", "s/2", "-o", "out", NULL);
   cr_expect_eq(r.status, 2);
   cr_expect(strstr(r.err, "shard 1 of 3 (") && strstr(r.err, "stopped before its share was done (budget)") &&
                 strstr(r.err, "--shard 1/3"), "%s", r.err);
   th_free(&r);
-  b = rs_in(dir, NULL, JUDGE_ARGS("b/1"), "--price-in", "1000", "--shard", "1/3", NULL);
+  b = th_rs_at(dir, NULL, JUDGE_ARGS("b/1"), "--price-in", "1000", "--shard", "1/3", NULL);
   cr_expect_eq(b.status, 0, "%s", b.err);
   th_free(&b);
-  r = rs_in(dir, NULL, "merge", "s/0", "b/1", "s/2", "-o", "out", NULL);
+  r = th_rs_at(dir, NULL, "merge", "s/0", "b/1", "s/2", "-o", "out", NULL);
   cr_expect_eq(r.status, 0, "%s", r.err);
   th_free(&r);
   llm_stub_stop(&stub);
@@ -288,7 +273,7 @@ Test(llm_shard, judge_shard_killed_resumes, .timeout = 120)
   llm_stub stub;
   /* Every reply after 0.15 s, one at a time: the kill comes part way. */
   cr_assert_eq(llm_stub_start(&stub, "{\"default\": {\"content\": \"YES\", \"delay\": 0.15}}", 100), 0);
-  th_result one = rs_in(dir, NULL, JUDGE_ARGS("one"), NULL);
+  th_result one = th_rs_at(dir, NULL, JUDGE_ARGS("one"), NULL);
   cr_assert_eq(one.status, 0, "%s", one.err);
   th_free(&one);
   const size_t base = stub_requests(&stub);
@@ -308,26 +293,26 @@ Test(llm_shard, judge_shard_killed_resumes, .timeout = 120)
   kill(pid, SIGKILL);
   waitpid(pid, NULL, 0);
   cr_expect(!th_exists(th_join(dir, "s/0/manifest.txt")), "a killed shard is not a finished one");
-  th_result early = rs_in(dir, NULL, "merge", "s/0", "-o", "x", NULL);
+  th_result early = th_rs_at(dir, NULL, "merge", "s/0", "-o", "x", NULL);
   cr_expect_eq(early.status, 2);
   th_free(&early);
-  th_result st = rs_in(dir, NULL, "cache", "stats", th_join(dir, "s/0/cache.sqlite"), NULL);
+  th_result st = th_rs_at(dir, NULL, "cache", "stats", th_join(dir, "s/0/cache.sqlite"), NULL);
   cr_assert_eq(st.status, 0, "%s", st.err);
   const long kept = strtol(strstr(st.out, ": ") + 2, NULL, 10);
   th_free(&st);
   cr_expect_gt(kept, 0);
   const size_t sent_before_kill = stub_requests(&stub) - base;
-  th_result again = rs_in(dir, NULL, JUDGE_ARGS("s/0"), "--shard", "0/2", NULL);
+  th_result again = th_rs_at(dir, NULL, JUDGE_ARGS("s/0"), "--shard", "0/2", NULL);
   cr_assert_eq(again.status, 0, "%s", again.err);
   char want[64];
   snprintf(want, sizeof want, "requests %ld: %ld sent, %ld cache hits", share, share - kept, kept);
   cr_expect(strstr(again.out, want), "only what the cache lacks is asked (%s): %s", want, again.out);
   th_free(&again);
   cr_expect_eq(stub_requests(&stub) - base, sent_before_kill + (size_t)(share - kept));
-  th_result s1 = rs_in(dir, NULL, JUDGE_ARGS("s/1"), "--shard", "1/2", NULL);
+  th_result s1 = th_rs_at(dir, NULL, JUDGE_ARGS("s/1"), "--shard", "1/2", NULL);
   cr_assert_eq(s1.status, 0, "%s", s1.err);
   th_free(&s1);
-  th_result m = rs_in(dir, NULL, "merge", "s/1", "s/0", "-o", "merged", NULL);
+  th_result m = th_rs_at(dir, NULL, "merge", "s/1", "s/0", "-o", "merged", NULL);
   cr_assert_eq(m.status, 0, "%s", m.err);
   th_free(&m);
   char one_dir[512], m_dir[512];
@@ -343,7 +328,7 @@ Test(llm_shard, judge_shard_dry_run_and_secrets, .timeout = 60)
   char *dir = judge_data();
   llm_stub stub;
   cr_assert_eq(llm_stub_start(&stub, JUDGE_RULES, 60), 0);
-  th_result d = rs_in(dir, NULL, JUDGE_ARGS("s/2"), "--shard", "2/3", "--dry-run", "--price-in", "1000000", NULL);
+  th_result d = th_rs_at(dir, NULL, JUDGE_ARGS("s/2"), "--shard", "2/3", "--dry-run", "--price-in", "1000000", NULL);
   cr_assert_eq(d.status, 0, "%s", d.err);
   char want[2][96];
   const size_t lo = share_start(n_pairs, 2, 3), hi = n_pairs;
@@ -353,7 +338,7 @@ Test(llm_shard, judge_shard_dry_run_and_secrets, .timeout = 60)
   cr_expect(!th_exists(th_join(dir, "s")), "a dry run writes nothing");
   th_free(&d);
   char *env[] = {"OPENAI_API_KEY=sk-test-secret-4242", NULL};
-  th_result s = rs_in(dir, env, JUDGE_ARGS("s/2"), "--shard", "2/3", NULL);
+  th_result s = th_rs_at(dir, env, JUDGE_ARGS("s/2"), "--shard", "2/3", NULL);
   cr_assert_eq(s.status, 0, "%s", s.err);
   th_free(&s);
   char *man = th_slurp(th_join(dir, "s/2/manifest.txt"), NULL);
@@ -361,7 +346,7 @@ Test(llm_shard, judge_shard_dry_run_and_secrets, .timeout = 60)
   cr_expect(!strstr(man, "secret-4242"), "the key is not in the manifest: %s", man);
   cr_expect(!strstr(man, "--quiet") && !strstr(man, "--max-retries"), "per-shard options are not stored: %s", man);
   free(man);
-  th_result u = rs_in(dir, NULL, "judge", "corpus.h5", "-o", "u", "--model", "m", "--base-url",
+  th_result u = th_rs_at(dir, NULL, "judge", "corpus.h5", "-o", "u", "--model", "m", "--base-url",
                       "http://user:pw@127.0.0.1:9/v1", "--shard", "0/2", NULL);
   cr_expect_eq(u.status, 1);
   cr_expect(strstr(u.err, "credentials or a query string"), "%s", u.err);
@@ -400,7 +385,7 @@ Test(llm_shard, rag_shards_1_to_7_equal_one_process, .timeout = 240)
 #define RAG_ARGS(out) "rag", "rag.jsonl", "-o", out, "--model", "m", "--base-url", stub.url, "-m", "faithfulness", \
                       "-m", "context_precision", "-m", "factual_correctness", "--max-retries", "0",               \
                       "--max-failures", "50%", "--quiet"
-  th_result one = rs_in(dir, NULL, RAG_ARGS("one"), NULL);
+  th_result one = th_rs_at(dir, NULL, RAG_ARGS("one"), NULL);
   cr_assert_eq(one.status, 0, "%s%s", one.out, one.err);
   th_free(&one);
   const size_t sent = stub_requests(&stub);
@@ -416,7 +401,7 @@ Test(llm_shard, rag_shards_1_to_7_equal_one_process, .timeout = 240)
       char sdir[64];
       snprintf(sdir, sizeof sdir, "%s/%d", prefix, i);
       snprintf(spec, sizeof spec, "%d/%d", i, k);
-      th_result s = rs_in(dir, NULL, RAG_ARGS(sdir), "--shard", spec, NULL);
+      th_result s = th_rs_at(dir, NULL, RAG_ARGS(sdir), "--shard", spec, NULL);
       cr_assert_eq(s.status, 0, "shard %s: %s%s", spec, s.out, s.err);
       th_free(&s);
     }

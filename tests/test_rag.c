@@ -14,20 +14,6 @@
 #include "llm_helpers.h"
 #include "llm/rag_prompts.h"
 
-static th_result rs(char *const *env, ...)
-{
-  char *argv[64];
-  int n = 0;
-  argv[n++] = (char *)th_bin();
-  va_list ap;
-  va_start(ap, env);
-  char *a;
-  while ((a = va_arg(ap, char *)) && n < 63) argv[n++] = a;
-  va_end(ap);
-  argv[n] = NULL;
-  return th_run(NULL, argv, env, NULL);
-}
-
 static void write_file(const char *path, const char *text)
 {
   FILE *f = fopen(path, "w");
@@ -233,13 +219,13 @@ Test(rag, every_metric_by_hand, .timeout = 120)
    * counts the 19 first-stage requests and estimates the 12 that the
    * first-stage replies would lead to (two checks of the response's
    * statements, one of the reference's, one embedding, per sample). */
-  th_result d = rs(NULL, RAG_ARGS, "--dry-run", NULL);
+  th_result d = th_rs_at(NULL, NULL, RAG_ARGS, "--dry-run", NULL);
   cr_assert_eq(d.status, 0, "%s%s", d.out, d.err);
   cr_expect(strstr(d.out, "requests: about 31 (0 cached)"), "%s", d.out);
   cr_expect_eq(stub_requests(&stub), 0);
   cr_expect(!th_exists(out));
   th_free(&d);
-  th_result r = rs(NULL, RAG_ARGS, NULL);
+  th_result r = th_rs_at(NULL, NULL, RAG_ARGS, NULL);
   cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
   /* Requests.  Stage 1: two splits, questions, a usefulness verdict per
    * context, recall and the criterion: q1 8, q2 5 (no contexts), q3 6.
@@ -305,24 +291,24 @@ Test(rag, every_metric_by_hand, .timeout = 120)
   cr_expect(!th_exists(th_join(out, "agreement.csv")));
   /* A re-run answers everything from the cache (failures that were
    * replies are cached too) and writes the same bytes. */
-  th_result r2 = rs(NULL, RAG_ARGS, NULL);
+  th_result r2 = th_rs_at(NULL, NULL, RAG_ARGS, NULL);
   cr_assert_eq(r2.status, 0, "%s%s", r2.out, r2.err);
   th_free(&r2);
   cr_expect_eq(stub_requests(&stub), 26, "a re-run sent requests");
   /* Now the dry run follows the cached replies into every stage: exact. */
-  d = rs(NULL, RAG_ARGS, "--dry-run", NULL);
+  d = th_rs_at(NULL, NULL, RAG_ARGS, "--dry-run", NULL);
   cr_expect(strstr(d.out, "requests: about 26 (26 cached)"), "%s", d.out);
   th_free(&d);
   char *ps2 = th_slurp(th_join(out, "per_sample.csv"), NULL), *agg2 = th_slurp(th_join(out, "aggregate.csv"), NULL);
   cr_expect_str_eq(ps2, ps);
   cr_expect_str_eq(agg2, agg);
   /* A gate that fails exits 3, after writing everything. */
-  th_result r3 = rs(NULL, RAG_ARGS, "--gate", "context_recall>0.9", NULL);
+  th_result r3 = th_rs_at(NULL, NULL, RAG_ARGS, "--gate", "context_recall>0.9", NULL);
   cr_expect_eq(r3.status, 3, "%s%s", r3.out, r3.err);
   cr_expect(strstr(r3.out, "context_recall>0.9"));
   th_free(&r3);
   /* The default --max-failures (1%) fails the run (exit 2) and says why. */
-  th_result r4 = rs(NULL, "rag", data, "-o", out, "--model", "judge-1", "--base-url", stub.url, "-m", "faithfulness",
+  th_result r4 = th_rs_at(NULL, NULL, "rag", data, "-o", out, "--model", "judge-1", "--base-url", stub.url, "-m", "faithfulness",
                     NULL);
   cr_expect_eq(r4.status, 2, "%s%s", r4.out, r4.err);
   cr_expect(strstr(r4.err, "--max-failures"), "%s", r4.err);
@@ -369,7 +355,7 @@ Test(rag, two_judges_agreement, .timeout = 60)
   json_object_put(root);
   char crit_arg[600];
   snprintf(crit_arg, sizeof crit_arg, "rate=%s", crit);
-  th_result r = rs(NULL, "rag", data, "-o", out, "--judge-model", "j1", "--judge-model", "j2", "--base-url", stub.url,
+  th_result r = th_rs_at(NULL, NULL, "rag", data, "-o", out, "--judge-model", "j1", "--judge-model", "j2", "--base-url", stub.url,
                    "--concurrency", "1", "-m", "context_precision", "--criterion", crit_arg, NULL);
   cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
   th_free(&r);
@@ -401,7 +387,7 @@ Test(rag, tiers_table, .timeout = 60)
                    "{\"cfg\":\"b\",\"retrieved_context_ids\":[1,2,3,4],\"reference_context_ids\":[1]}\n"
                    "{\"cfg\":\"c\",\"retrieved_context_ids\":[5],\"reference_context_ids\":[1]}\n");
   write_file(tiers, "metric,minimum,target,excellent\nid_based_context_precision,0.2,0.4,0.5\n");
-  th_result r = rs(NULL, "rag", data, "-o", out, "-m", "id_based_context_precision", "--tiers", tiers, NULL);
+  th_result r = th_rs_at(NULL, NULL, "rag", data, "-o", out, "-m", "id_based_context_precision", "--tiers", tiers, NULL);
   /* a: 1/2 excellent, b: 1/4 minimum, c: 0 below minimum -> exit 3 */
   cr_expect_eq(r.status, 3, "%s%s", r.out, r.err);
   th_free(&r);
@@ -412,7 +398,7 @@ Test(rag, tiers_table, .timeout = 60)
   cr_expect_str_eq(csv_cell(t, "tier", "configuration", "c", NULL), "below_minimum");
   free(t);
   write_file(tiers, "metric,minimum,target,excellent\nid_based_context_precision,0,0.25,0.5\n");
-  th_result r2 = rs(NULL, "rag", data, "-o", out, "-m", "id_based_context_precision", "--tiers", tiers, NULL);
+  th_result r2 = th_rs_at(NULL, NULL, "rag", data, "-o", out, "-m", "id_based_context_precision", "--tiers", tiers, NULL);
   cr_expect_eq(r2.status, 0, "%s%s", r2.out, r2.err);
   th_free(&r2);
 }
@@ -433,14 +419,14 @@ Test(rag, bad_input, .timeout = 60)
       {"id_based_context_recall", "s.jsonl:1: metric id_based_context_recall needs the field \"retrieved_context_ids\"", 2},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    th_result r = rs(NULL, "rag", data, "-o", out, "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "-m", cases[i].metric,
+    th_result r = th_rs_at(NULL, NULL, "rag", data, "-o", out, "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "-m", cases[i].metric,
            NULL);
     cr_expect_eq(r.status, cases[i].status, "%s: %s", cases[i].metric, r.err);
     cr_expect(strstr(r.err, cases[i].fragment), "%s: %s", cases[i].metric, r.err);
     cr_expect(!th_exists(out), "%s left %s", cases[i].metric, out);
     th_free(&r);
   }
-  th_result r = rs(NULL, "rag", data, "-o", out, "-m", "faithfulness", NULL);
+  th_result r = th_rs_at(NULL, NULL, "rag", data, "-o", out, "-m", "faithfulness", NULL);
   cr_expect_eq(r.status, 1);
   cr_expect(strstr(r.err, "--model"), "%s", r.err);
   th_free(&r);
@@ -448,7 +434,7 @@ Test(rag, bad_input, .timeout = 60)
   write_file(crit, "no placeholders here");
   char arg[600];
   snprintf(arg, sizeof arg, "tone=%s", crit);
-  r = rs(NULL, "rag", data, "-o", out, "--model", "m", "--criterion", arg, NULL);
+  r = th_rs_at(NULL, NULL, "rag", data, "-o", out, "--model", "m", "--criterion", arg, NULL);
   cr_expect_eq(r.status, 2);
   cr_expect(strstr(r.err, "{user_input}"), "%s", r.err);
   th_free(&r);
@@ -484,7 +470,7 @@ Test(rag, fatal_error_stops, .timeout = 60)
   cr_assert_eq(llm_stub_start(&stub, "{\"default\": {\"status\": 401, \"error_message\": \"Incorrect API key "
                                      "provided: sk-abc123\"}}", 60), 0);
   char *const env[] = {"OPENAI_API_KEY=sk-secret-rag-key", NULL};
-  th_result r = rs(env, "rag", data, "-o", out, "--model", "m", "--base-url", stub.url, "-m", "faithfulness", "-m",
+  th_result r = th_rs_at(NULL, env, "rag", data, "-o", out, "--model", "m", "--base-url", stub.url, "-m", "faithfulness", "-m",
                    "id_based_context_recall", "--quiet", NULL);
   cr_expect_eq(r.status, 2, "%s%s", r.out, r.err);
   cr_expect(strstr(r.err, "stopped: HTTP 401"), "%s", r.err);
@@ -497,7 +483,7 @@ Test(rag, fatal_error_stops, .timeout = 60)
   cr_expect(strstr(calls, "\"status\":\"http_error\""), "%s", calls);
   cr_expect(!strstr(calls, "sk-secret-rag-key"));
   free(ps), free(calls);
-  th_result again = rs(env, "rag", data, "-o", out, "--model", "m", "--base-url", stub.url, "-m", "faithfulness",
+  th_result again = th_rs_at(NULL, env, "rag", data, "-o", out, "--model", "m", "--base-url", stub.url, "-m", "faithfulness",
                        "--quiet", NULL);
   cr_expect_eq(again.status, 2, "an HTTP error is not cached: the re-run asks again");
   th_free(&again);
@@ -518,7 +504,7 @@ Test(rag, identical_requests_sent_once, .timeout = 60)
   cr_assert_eq(llm_stub_start(&stub, "{\"default\": {\"content\": \"{\\\"score\\\": 3, \\\"reason\\\": \\\"ok\\\"}\"}}", 60), 0);
   char arg[600];
   snprintf(arg, sizeof arg, "rate=%s", crit);
-  th_result r = rs(NULL, "rag", data, "-o", out, "--model", "m", "--base-url", stub.url, "--criterion", arg, NULL);
+  th_result r = th_rs_at(NULL, NULL, "rag", data, "-o", out, "--model", "m", "--base-url", stub.url, "--criterion", arg, NULL);
   cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
   cr_expect_eq(stub_requests(&stub), 2);
   cr_expect(strstr(r.out, "requests 3: 2 sent, 1 cache hits"), "%s", r.out);

@@ -198,16 +198,21 @@ rs_code shard_writer_open(const char *dir, size_t n_vals, int blocks, shard_writ
   return RS_OK;
 }
 
-rs_code shard_writer_record(void *ctx, size_t result, size_t query, const double *v, rs_error *err)
+/* Appends the record of size bytes at w->rec to values.bin. */
+static rs_code append_record(shard_writer *w, size_t size, rs_error *err)
 {
-  shard_writer *w = ctx;
-  const size_t size = rs__shard_record_size(w->n_vals);
-  rs__shard_record_put(w->rec, result, query, v, w->n_vals);
   if (fwrite(w->rec, 1, size, w->vals) != size)
     return rs__fail(err, RS_IO, "%s: cannot write: %s", w->vals_tmp, strerror(errno));
   w->n_records++;
   w->vals_bytes += size;
   return RS_OK;
+}
+
+rs_code shard_writer_record(void *ctx, size_t result, size_t query, const double *v, rs_error *err)
+{
+  shard_writer *w = ctx;
+  rs__shard_record_put(w->rec, result, query, v, w->n_vals);
+  return append_record(w, rs__shard_record_size(w->n_vals), err);
 }
 
 rs_code shard_writer_latency(shard_writer *w, size_t result, const rs__latency *lat, const double *cdf,
@@ -226,13 +231,8 @@ rs_code shard_writer_latency(shard_writer *w, size_t result, const rs__latency *
 rs_code shard_writer_block(void *ctx, size_t result, const rs__block_sum *b, rs_error *err)
 {
   shard_writer *w = ctx;
-  const size_t size = rs__shard_block_size(w->n_vals);
   rs__shard_block_put(w->rec, result, b, w->n_vals);
-  if (fwrite(w->rec, 1, size, w->vals) != size)
-    return rs__fail(err, RS_IO, "%s: cannot write: %s", w->vals_tmp, strerror(errno));
-  w->n_records++;
-  w->vals_bytes += size;
-  return RS_OK;
+  return append_record(w, rs__shard_block_size(w->n_vals), err);
 }
 
 size_t shard_writer_n_records(const shard_writer *w) { return w->n_records; }
@@ -683,7 +683,7 @@ rs_code shard_write(const char *dir, rs__sweep_cfg *cfg, const sweep_input *in, 
                     size_t n, int per_query, const char *common, rs_error *err)
 {
   shard_writer *w = NULL;
-  const int blocks = !per_query && plan->unit_rows == RS__SUM_BLOCK_ROWS;
+  const int blocks = rs__shard_by_block(plan, per_query);
   rs_code rc = shard_writer_open(dir, cfg->spec->n_req, blocks, &w, err);
   if (rc) return rc;
   rs__run_result *res = rs__calloc(in->n_runs ? in->n_runs : 1, sizeof *res);

@@ -101,6 +101,14 @@ static inline size_t rs__shard_record_size(size_t n_vals) { return 16 + 8 * n_va
 void rs__shard_record_put(unsigned char *dst, size_t result, size_t query, const double *v, size_t n_vals);
 void rs__shard_record_get(const unsigned char *src, size_t n_vals, size_t *result, size_t *query, double *v);
 
+/* Whether a share hands over block records rather than every query's
+ * values: when nobody needs the values one by one (per_query 0), and the
+ * plan's units are the summing blocks (other unit sizes are for tests). */
+static inline int rs__shard_by_block(const rs__shard_plan *p, int per_query)
+{
+  return !per_query && p->unit_rows == RS__SUM_BLOCK_ROWS;
+}
+
 /* A block record (a share's block sums, when no caller needs every
  * query's values): result, block, num_q, no_rel_ret, perfect_p1 (uint64),
  * then n_vals doubles (rs__block_sum). */

@@ -100,9 +100,7 @@ rs_code rs__sweep_ranks(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs_
   const size_t rank = (size_t)rs__mpi_rank(), n_ranks = (size_t)rs__mpi_size(), n_runs = plan->n_runs;
   const size_t n_vals = cfg->spec->n_req;
   if (n_runs) memset(results, 0, n_runs * sizeof *results);
-  /* Blocks unless the caller wants every query's values (and unless the
-   * plan's units are not the summing blocks, which only tests ask for). */
-  int by_block = !cfg->per_query && plan->unit_rows == RS__SUM_BLOCK_ROWS;
+  int by_block = rs__shard_by_block(plan, cfg->per_query != NULL);
   /* Rank 0 alone writes, so only its caller knows (per_query): it decides. */
   rs_code rc = rs__mpi_bcast(&by_block, sizeof by_block, err);
   if (rc) return rc;
