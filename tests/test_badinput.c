@@ -43,6 +43,10 @@ static const bad_case cases[] = {
   {"crash vlen ids: check", 0, 0, 0, 0, 0, "check %D/crash_queries_id.h5", 2, "libhdf5 crashed decoding /queries/id (", 0},
   {"crash vlen ids: eval", 0, 0, 0, 0, 0, "eval %D/crash_queries_id.h5 -o %T/out", 2, "libhdf5 crashed decoding", "out"},
   {"crash vlen ids: export", 0, 0, 0, 0, 0, "export %D/crash_queries_id.h5 -o %T/out", 2, "libhdf5 crashed decoding", "out"},
+  /* the probe is shared among one child per thread (up to 4): the object named is the one a single child stops at */
+  {"crash vlen ids: eval, 1 probe", 0, 0, 0, 0, "OMP_NUM_THREADS=1", "eval %D/crash_queries_id.h5 -o %T/out", 2, "libhdf5 crashed decoding /queries/id (", "out"},
+  {"crash vlen ids: eval, 3 probes", 0, 0, 0, 0, "OMP_NUM_THREADS=3", "eval %D/crash_queries_id.h5 -o %T/out", 2, "libhdf5 crashed decoding /queries/id (", "out"},
+  {"crash root attr: eval, 4 probes", 0, 0, 0, 0, "OMP_NUM_THREADS=4", "eval %D/crash_root_attr.h5 -o %T/out", 2, "libhdf5 crashed decoding / attribute format", "out"},
   {"crash vlen ids: compare", 0, 0, 0, 0, 0, "compare %D/crash_queries_id.h5 -o %T/out", 2, "libhdf5 crashed decoding", 0},
   {"crash root attr: check", 0, 0, 0, 0, 0, "check %D/crash_root_attr.h5", 2, "libhdf5 crashed decoding / attribute format", 0},
   {"crash root attr: eval", 0, 0, 0, 0, 0, "eval %D/crash_root_attr.h5 -o %T/out", 2, "crash_root_attr.h5: libhdf5 crashed", "out"},

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "engine/sched.h"
 #include "sweep_io.h"
 
 int sweep_opts_init(sweep_opts *o, int argc, size_t n_default_measures, int all_queries)
@@ -93,6 +94,7 @@ sweep_opt_result sweep_opts_parse(sweep_opts *o, int c, const char *arg, const c
       o->threads = 0;
       return bad(cmd, "--threads", "an integer from 1 to 4096", arg);
     }
+    rs__threads_set_default((int)o->threads);
     break;
   case SWEEP_OPT_DEPTHS: return parse_depths(o, arg, cmd);
   case SWEEP_OPT_WORST:

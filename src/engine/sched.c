@@ -20,6 +20,15 @@ int rs__threads(int requested)
 #endif
 }
 
+void rs__threads_set_default(int n)
+{
+#ifdef _OPENMP
+  if (n >= 1) omp_set_num_threads(n);
+#else
+  (void)n;
+#endif
+}
+
 double rs__seconds(void)
 {
   struct timespec t;

@@ -12,6 +12,9 @@
 /* Threads to use: requested if >= 1, else OMP_NUM_THREADS or all cores.
  * Always 1 in the serial build. */
 int rs__threads(int requested);
+/* Makes n (>= 1) what rs__threads(0) answers from now on: --threads N
+ * bounds the whole process, the file probes included. */
+void rs__threads_set_default(int n);
 
 /* Monotonic wall clock, in seconds (for timings, never for results). */
 double rs__seconds(void);

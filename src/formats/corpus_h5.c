@@ -802,7 +802,8 @@ typedef struct {
    * libhdf5 outcome on every rank, and the outcomes are agreed before the
    * file is opened, so every dataset any rank reads has been decoded. */
   unsigned part, parts;
-  uint64_t n_data; /* datasets with data to decode, so far in the visit */
+  uint64_t n_strings, n_numbers; /* datasets of each kind with data to decode, so far in the visit */
+  uint64_t n_objects;            /* objects begun, so far in the visit (the same order in every part) */
   int qids_ok;     /* written by the child: see qid_check */
 } probe_state;
 
@@ -822,14 +823,17 @@ static void probe_mark(probe_state *ps, const char *obj, const char *attr)
  * /queries/id anyway, so that an aggregate-only sweep never reads the ids
  * (1M of them: 0.5 s through libhdf5, then a sort of the strings).  Each id
  * must be non-empty and UTF-8; uniqueness is checked on 64-bit hashes in
- * an open-addressing set: distinct hashes prove distinct ids, and two equal hashes (a
- * duplicate, or a 1-in-10^7 collision at 1M ids) only send the parent to
- * its own exact check, which names the rows.  Variable-length strings
- * only: fixed-length ones are left to the parent's padding rules. */
+ * an open-addressing set: the low bits of a hash pick its first slot and
+ * the slot keeps the high 32 bits.  Distinct entries prove distinct ids;
+ * an equal entry (a duplicate, or about one chance in 3000 at 1M ids) only
+ * sends the parent to its own exact check, which names the rows.  4-byte
+ * slots: 8 MB at 1M ids, half the cache misses and page faults of whole
+ * hashes.  Variable-length strings only: fixed-length ones are left to the
+ * parent's padding rules. */
 typedef struct {
-  uint64_t *slot; /* [mask + 1]: the hashes seen (0: empty; a hash of 0 is kept as 1) */
+  uint32_t *slot; /* [mask + 1]: high halves of the hashes seen (0: empty; a 0 is kept as 1) */
   size_t mask;
-  int bad;        /* an id failed, two hashes were equal, or the set could not be made */
+  int bad;        /* an id failed, two entries were equal, or the set could not be made */
 } qid_check;
 
 static uint64_t id_hash(const char *s, size_t len)
@@ -846,7 +850,7 @@ static int qid_check_init(qid_check *q, size_t n)
 {
   size_t cap = 16;
   while (cap < 2 * n && cap < ((size_t)1 << 40)) cap *= 2;
-  if (cap < 2 * n || !(q->slot = calloc(cap, sizeof *q->slot))) return 0;
+  if (cap < 2 * n || !(q->slot = rs__calloc(cap, sizeof *q->slot))) return 0;
   q->mask = cap - 1;
   return 1;
 }
@@ -859,12 +863,13 @@ static void qid_check_one(qid_check *q, const char *id)
     q->bad = 1;
     return;
   }
-  uint64_t h = id_hash(id, len);
-  h += h == 0;
+  const uint64_t h = id_hash(id, len);
+  uint32_t tag = (uint32_t)(h >> 32);
+  tag += tag == 0;
   size_t i = (size_t)h & q->mask;
-  while (q->slot[i] && q->slot[i] != h) i = (i + 1) & q->mask;
-  if (q->slot[i] == h) q->bad = 1;
-  else q->slot[i] = h;
+  while (q->slot[i] && q->slot[i] != tag) i = (i + 1) & q->mask;
+  if (q->slot[i] == tag) q->bad = 1;
+  else q->slot[i] = tag;
 }
 
 /* Reads a 1-D string dataset in blocks, as read_strings does (not when a
@@ -1062,6 +1067,7 @@ static uint64_t dataset_elems(hid_t s)
  * dataset or a numeric one the parent reads, its data. */
 static void probe_object(hid_t loc, const char *name, probe_state *ps)
 {
+  ps->n_objects++;
   probe_mark(ps, name, NULL);
   hid_t o = H5Oopen(loc, name, H5P_DEFAULT), t = -1, s = -1, pl = -1;
   if (o < 0) return;
@@ -1075,9 +1081,12 @@ static void probe_object(hid_t loc, const char *name, probe_state *ps)
     /* The generic readers (ps->numbers) read no strings. */
     const int strings = t >= 0 && H5Tget_class(t) == H5T_STRING && want && !ps->numbers;
     const int numbers = !strings && t >= 0 && want && !ps->only && parent_reads_numbers(ps, name);
-    /* Under MPI the ranks share the decoding: rank `part` of `parts` takes
-     * every parts-th dataset. */
-    const int mine = ps->parts <= 1 || (strings || numbers ? ps->n_data++ % ps->parts == ps->part : 0);
+    /* The parts share the decoding (MPI ranks, or the children of one
+     * process): part `part` of `parts` takes every parts-th dataset of
+     * strings and every parts-th of numbers, so that the string datasets,
+     * the costly ones (/docs/id and /queries/id), go to different parts. */
+    const int mine = ps->parts <= 1 || (strings ? ps->n_strings++ % ps->parts == ps->part
+                                                : numbers ? ps->n_numbers++ % ps->parts == ps->part : 0);
     if (strings && mine) {
       qid_check qc = {0};
       const int is_qids = !ps->only && strcmp(name, "/queries/id") == 0;
@@ -1154,91 +1163,130 @@ static rs_code probe_file(const char *path, const char *only, const char *skip, 
 }
 
 /* As probe_file; with links set, the child only looks up those root links
- * and reports them in *found.  *qids_ok (if set): qid_check's verdict. */
+ * and reports them in *found.  *qids_ok (if set): qid_check's verdict.
+ * split: share the decoding with the other MPI ranks, or, in one process,
+ * among up to PROBE_MAX_CHILDREN children, one per thread (1M x 100: the
+ * probe is a third of a one-thread run, and nothing else can run while it
+ * does). */
+enum { PROBE_MAX_CHILDREN = 4 };
+
 static rs_code probe_file_links(const char *path, const char *only, const char *skip, const char *const *numbers,
                                 const char *const *links, uint32_t *found, int split, int *qids_ok,
                                 rs_error *err)
 {
-  probe_state *ps = mmap(NULL, sizeof *ps, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  unsigned n_child = 1;
+  if (split && !links && rs__mpi_size() <= 1) {
+    const int t = rs__threads(0);
+    n_child = t < 1 ? 1 : t > PROBE_MAX_CHILDREN ? PROBE_MAX_CHILDREN : (unsigned)t;
+  }
+  const size_t map_bytes = n_child * sizeof(probe_state);
+  probe_state *ps = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (ps == MAP_FAILED) return rs__fail(err, RS_NOMEM, "%s: cannot map memory to check the file: %s", path, strerror(errno));
-  memset(ps, 0, sizeof *ps);
-  ps->only = only;
-  ps->skip = skip;
-  ps->numbers = numbers;
-  ps->links = links;
-  ps->path = path;
-  ps->part = split ? (unsigned)rs__mpi_rank() : 0;
-  ps->parts = split ? (unsigned)rs__mpi_size() : 1;
+  memset(ps, 0, map_bytes);
+  pid_t pid[PROBE_MAX_CHILDREN];
+  int fd[PROBE_MAX_CHILDREN], status[PROBE_MAX_CHILDREN], running[PROBE_MAX_CHILDREN], quiet_ms[PROBE_MAX_CHILDREN];
+  uint64_t seen[PROBE_MAX_CHILDREN];
+  unsigned started = 0;
   rs_code rc = RS_OK;
-  /* The child holds the write end of a pipe: its end (exit or signal)
+  for (unsigned i = 0; i < n_child; i++) {
+    ps[i].only = only;
+    ps[i].skip = skip;
+    ps[i].numbers = numbers;
+    ps[i].links = links;
+    ps[i].path = path;
+    ps[i].part = n_child > 1 ? i : split ? (unsigned)rs__mpi_rank() : 0;
+    ps[i].parts = n_child > 1 ? n_child : split ? (unsigned)rs__mpi_size() : 1;
+  }
+  /* Each child holds the write end of a pipe: its end (exit or signal)
    * wakes the parent's poll at once, and the poll's timeout watches for a
    * stall. */
-  int fds[2];
-  if (pipe(fds) < 0) {
-    rc = rs__fail(err, RS_IO, "%s: cannot start the process that checks the file: %s", path, strerror(errno));
-    goto done;
-  }
-  const pid_t pid = fork();
-  if (pid < 0) {
-    rc = rs__fail(err, RS_IO, "%s: cannot start the process that checks the file: %s", path, strerror(errno));
-    close(fds[0]);
-    close(fds[1]);
-    goto done;
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    probe_child(path, ps);
-  }
-  close(fds[1]);
-  int status = 0, stalled = 0;
-  uint64_t seen = 0;
-  int quiet_ms = 0;
-  for (;;) {
-    struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
-    const int pr = poll(&pfd, 1, 250);
-    if (pr > 0) break; /* EOF: the child is gone */
-    if (pr < 0 && errno != EINTR) break;
-    const uint64_t now = ps->progress;
-    quiet_ms = now == seen ? quiet_ms + 250 : 0;
-    seen = now;
-    if (quiet_ms > (int)(PROBE_STALL_SECONDS * 1000)) {
-      stalled = 1;
-      kill(pid, SIGKILL);
+  for (; started < n_child; started++) {
+    int fds[2];
+    if (pipe(fds) < 0) {
+      rc = rs__fail(err, RS_IO, "%s: cannot start the process that checks the file: %s", path, strerror(errno));
       break;
     }
+    const pid_t p = fork();
+    if (p < 0) {
+      rc = rs__fail(err, RS_IO, "%s: cannot start the process that checks the file: %s", path, strerror(errno));
+      close(fds[0]);
+      close(fds[1]);
+      break;
+    }
+    if (p == 0) {
+      close(fds[0]);
+      for (unsigned j = 0; j < started; j++) close(fd[j]); /* the siblings' pipes are not this child's */
+      probe_child(path, &ps[started]);
+    }
+    close(fds[1]);
+    pid[started] = p, fd[started] = fds[0], running[started] = 1, quiet_ms[started] = 0, seen[started] = 0;
+    status[started] = 0;
   }
-  close(fds[0]);
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      rc = rs__fail(err, RS_IO, "%s: lost the process that checks the file: %s", path, strerror(errno));
-      goto done;
+  int stalled = -1; /* the child that made no progress, if one did */
+  for (unsigned left = started; left > 0 && stalled < 0;) {
+    struct pollfd pfd[PROBE_MAX_CHILDREN];
+    unsigned map[PROBE_MAX_CHILDREN], n = 0;
+    for (unsigned i = 0; i < started; i++)
+      if (running[i]) pfd[n] = (struct pollfd){.fd = fd[i], .events = POLLIN}, map[n++] = i;
+    const int pr = poll(pfd, n, 250);
+    if (pr < 0 && errno != EINTR) break;
+    for (unsigned k = 0; pr > 0 && k < n; k++)
+      if (pfd[k].revents) running[map[k]] = 0, left--; /* EOF: the child is gone */
+    if (pr != 0) continue;
+    for (unsigned i = 0; i < started; i++) {
+      if (!running[i]) continue;
+      const uint64_t now = ps[i].progress;
+      quiet_ms[i] = now == seen[i] ? quiet_ms[i] + 250 : 0;
+      seen[i] = now;
+      if (quiet_ms[i] > (int)(PROBE_STALL_SECONDS * 1000)) stalled = (int)i;
     }
   }
-  if (stalled) {
-    ps->what[PROBE_WHAT - 1] = '\0';
-    rc = rs__fail(err, RS_FORMAT,
-                  "%s: libhdf5 hung decoding %s (no progress for %.0f s): the file is corrupt; write it again "
-                  "(ragsweep import) or restore it",
-                  path, ps->what[0] ? ps->what : "the file", PROBE_STALL_SECONDS);
-  } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-    /* The child only ever exits 0: another status is a sanitizer (or
-     * libhdf5 itself) stopping it on a fault. */
-    ps->what[PROBE_WHAT - 1] = '\0';
-    rc = rs__fail(err, RS_FORMAT,
-                  "%s: libhdf5 crashed decoding %s (exit status %d): the file is corrupt; write it again "
-                  "(ragsweep import) or restore it",
-                  path, ps->what[0] ? ps->what : "the file", WEXITSTATUS(status));
-  } else if (WIFSIGNALED(status)) {
-    ps->what[PROBE_WHAT - 1] = '\0';
-    rc = rs__fail(err, RS_FORMAT,
-                  "%s: libhdf5 crashed decoding %s (signal %d): the file is corrupt; write it again "
-                  "(ragsweep import) or restore it",
-                  path, ps->what[0] ? ps->what : "the file", WTERMSIG(status));
+  if (stalled >= 0)
+    for (unsigned i = 0; i < started; i++) kill(pid[i], SIGKILL);
+  for (unsigned i = 0; i < started; i++) {
+    close(fd[i]);
+    while (waitpid(pid[i], &status[i], 0) < 0) {
+      if (errno != EINTR) {
+        if (!rc) rc = rs__fail(err, RS_IO, "%s: lost the process that checks the file: %s", path, strerror(errno));
+        status[i] = 0;
+        break;
+      }
+    }
   }
-done:
-  if (found) *found = rc ? 0 : ps->links_found;
-  if (qids_ok) *qids_ok = !rc && ps->qids_ok;
-  munmap(ps, sizeof *ps);
+  /* Of the children that failed, the one that stopped earliest in the
+   * visit is told: the object a single child would have stopped at. */
+  int told = -1;
+  for (unsigned i = 0; i < started; i++) {
+    const int failed = (int)i == stalled || (stalled < 0 && ((WIFEXITED(status[i]) && WEXITSTATUS(status[i]) != 0) ||
+                                                             WIFSIGNALED(status[i])));
+    if (failed && (told < 0 || ps[i].n_objects < ps[told].n_objects)) told = (int)i;
+  }
+  if (told >= 0 && !rc) {
+    probe_state *c = &ps[told];
+    const int st = status[told];
+    c->what[PROBE_WHAT - 1] = '\0';
+    if (told == stalled)
+      rc = rs__fail(err, RS_FORMAT,
+                    "%s: libhdf5 hung decoding %s (no progress for %.0f s): the file is corrupt; write it again "
+                    "(ragsweep import) or restore it",
+                    path, c->what[0] ? c->what : "the file", PROBE_STALL_SECONDS);
+    else if (WIFEXITED(st)) /* the child only ever exits 0: another status is a sanitizer (or libhdf5) stopping it */
+      rc = rs__fail(err, RS_FORMAT,
+                    "%s: libhdf5 crashed decoding %s (exit status %d): the file is corrupt; write it again "
+                    "(ragsweep import) or restore it",
+                    path, c->what[0] ? c->what : "the file", WEXITSTATUS(st));
+    else
+      rc = rs__fail(err, RS_FORMAT,
+                    "%s: libhdf5 crashed decoding %s (signal %d): the file is corrupt; write it again "
+                    "(ragsweep import) or restore it",
+                    path, c->what[0] ? c->what : "the file", WTERMSIG(st));
+  }
+  if (found) *found = rc ? 0 : ps[0].links_found;
+  if (qids_ok) {
+    *qids_ok = 0;
+    for (unsigned i = 0; i < started && !rc; i++) *qids_ok |= ps[i].qids_ok; /* set by the child that read /queries/id */
+  }
+  munmap(ps, map_bytes);
   return rc;
 }
 
@@ -1390,6 +1438,46 @@ done:
   free(buf);
   close_id(d);
   return rc;
+}
+
+/* /qrels/grade as int32.  Grades stored in at most 32 signed bits, or
+ * fewer unsigned ones, are converted by HDF5 straight to int32 (nothing to
+ * clamp).  Wider ones are read as int64 and narrowed here: HDF5's own
+ * conversion would clamp a grade of 2^40 silently (trec_eval mode rejects
+ * grades beyond 32 bits).  The direct read touches half the memory (1M
+ * queries: 20 of 40 MB, fresh pages being a large part of an open). */
+static rs_code read_grades(hid_t loc, const char *file, size_t want, int32_t **out, size_t *n_out, rs_error *err)
+{
+  static const char name[] = "/qrels/grade";
+  hid_t d = -1;
+  dset_info di;
+  void *p = NULL;
+  size_t n = 0;
+  rs_code rc = open_dset(loc, file, name, name, &d, err);
+  if (!rc) rc = dset_describe(d, file, name, &di, err);
+  close_id(d);
+  if (rc) return rc;
+  if (di.cls == H5T_INTEGER && (di.size < 4 || (di.size == 4 && di.is_signed))) {
+    if ((rc = read_ints(loc, file, name, H5T_NATIVE_INT32, sizeof(int32_t), want, &p, &n, err))) return rc;
+    *out = p;
+    *n_out = n;
+    return RS_OK;
+  }
+  if ((rc = read_ints(loc, file, name, H5T_NATIVE_INT64, sizeof(int64_t), want, &p, &n, err))) return rc;
+  const int64_t *g64 = p;
+  int32_t *g32 = p; /* in place: element i is read before element i is written */
+  for (size_t i = 0; i < n; i++) {
+    if (g64[i] < INT32_MIN || g64[i] > INT32_MAX) {
+      rc = rs__fail(err, RS_FORMAT, "%s:%s: row %zu: expected a grade that fits 32 bits, found %" PRId64, file, name, i,
+                    g64[i]);
+      free(p);
+      return rc;
+    }
+    g32[i] = (int32_t)g64[i];
+  }
+  *out = p;
+  *n_out = n;
+  return RS_OK;
 }
 
 enum { QCHECK_BLOCK = 4096, QCHECK_PAIRWISE_MAX = 48, QCHECK_RANGE = 1, QCHECK_DUP = 2 };
@@ -1595,23 +1683,7 @@ rs_code rs__corpus_open(const char *path, rs__corpus **out, rs_error *err)
   if ((rc = read_ints(f->fid, path, "/qrels/doc", H5T_NATIVE_INT32, sizeof(int32_t), SIZE_MAX, &p, &nnz, err)))
     goto fail;
   c->qdoc = p;
-  /* Read as int64 and narrowed here: HDF5's own conversion would clamp a
-   * grade of 2^40 silently (trec_eval mode rejects grades beyond 32 bits). */
-  if ((rc = read_ints(f->fid, path, "/qrels/grade", H5T_NATIVE_INT64, sizeof(int64_t), nnz, &p, &ngr, err))) goto fail;
-  {
-    const int64_t *g64 = p;
-    int32_t *g32 = p; /* in place: element i is read before element i is written */
-    for (size_t i = 0; i < ngr; i++) {
-      if (g64[i] < INT32_MIN || g64[i] > INT32_MAX) {
-        rc = rs__fail(err, RS_FORMAT, "%s:/qrels/grade: row %zu: expected a grade that fits 32 bits, found %" PRId64,
-                      path, i, g64[i]);
-        free(p);
-        goto fail;
-      }
-      g32[i] = (int32_t)g64[i];
-    }
-  }
-  c->qgrade = p;
+  if ((rc = read_grades(f->fid, path, nnz, &c->qgrade, &ngr, err))) goto fail;
   if ((rc = check_qrels(c, nnz, err))) goto fail;
   if ((rc = check_query_ids(c, err))) goto fail;
   if ((rc = open_runs(f, c->nq, 0, &c->runs, err))) goto fail;
