@@ -54,7 +54,9 @@ static const bad_case cases[] = {
   {"crash run attribute: check", 0, 0, 0, 0, 0, "check %D/crash_run_attr.h5", 2, "libhdf5 crashed decoding /runs/r attribute model", 0},
   {"crash run attribute: eval", 0, 0, 0, 0, 0, "eval %D/crash_run_attr.h5 -o %T/out", 2, "crashed decoding /runs/r attribute model", "out"},
   {"crash as a run file: eval", 0, 0, 0, 0, 0, "eval %D/good.h5 %D/crash_root_attr.h5 -o %T/out", 2, "crash_root_attr.h5: libhdf5 crashed decoding", "out"},
-  {"crash as a run file: compare", 0, 0, 0, 0, 0, "compare %D/good.h5 %D/crash_queries_id.h5 -o %T/out", 2, "crash_queries_id.h5: libhdf5 crashed decoding", 0},
+  /* the root attribute: whether the corrupt string heap of crash_queries_id.h5 faults depends on the heap layout
+   * the forked probe inherits, and this command never decodes those strings outside the probe */
+  {"crash as a run file: compare", 0, 0, 0, 0, 0, "compare %D/good.h5 %D/crash_root_attr.h5 -o %T/out", 2, "crash_root_attr.h5: libhdf5 crashed decoding", 0},
   /* sizes bounded by the file */
   {"huge chunked doc: check", 0, 0, 0, 0, 0, "check %D/huge_doc.h5", 2, "/runs/r/doc: the dataset declares 17179869184 bytes", 0},
   {"huge chunked doc: eval", 0, 0, 0, 0, 0, "eval %D/huge_doc.h5 -o %T/out", 2, "refusing to allocate it", 0},

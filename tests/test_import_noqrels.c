@@ -121,6 +121,7 @@ Test(import_noqrels, corpus_layout)
   /* Only docs the runs retrieved for the queries: not d5-d7 (dropped
    * topics), nor the placeholder judgment of the temporary qrels file. */
   cr_assert_eq(c->nd, 5);
+  cr_assert_eq(rs__corpus_load_doc_ids(c, &err), RS_OK, "%s", err.msg);
   const char *doc[] = {"d1", "d2", "d3", "d4", "d8"};
   for (size_t i = 0; i < 5; i++) cr_expect_str_eq(c->doc_id[i], doc[i]);
   cr_assert_eq(c->runs.n, 2);
@@ -183,6 +184,8 @@ Test(import_noqrels, runs_equal_import_with_qrels_judging_every_query)
   cr_assert_eq(rs__corpus_open(nq, &c1, &err), RS_OK, "%s", err.msg);
   cr_assert_eq(rs__corpus_open(wq, &c2, &err), RS_OK, "%s", err.msg);
   cr_assert_eq(c1->nd, c2->nd);
+  cr_assert_eq(rs__corpus_load_doc_ids(c1, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__corpus_load_doc_ids(c2, &err), RS_OK, "%s", err.msg);
   for (size_t i = 0; i < c1->nd; i++) cr_expect_str_eq(c1->doc_id[i], c2->doc_id[i]);
   rs__corpus_close(c1);
   rs__corpus_close(c2);

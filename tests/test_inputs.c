@@ -762,6 +762,7 @@ Test(inputs, in_memory_doc_ids_in_strcmp_order)
   rs__corpus *f = NULL;
   cr_assert_eq(rs__corpus_open(h5, &f, &err), RS_OK, "%s", err.msg);
   cr_assert_eq(f->nd, n);
+  cr_assert_eq(rs__corpus_load_doc_ids(f, &err), RS_OK, "%s", err.msg);
   for (size_t i = 0; i < n; i++) cr_expect_str_eq(f->doc_id[i], c->doc_id[i], "doc %zu", i);
   /* and the same rows, read from memory and from the file */
   rs__block bm = {0}, bf = {0};

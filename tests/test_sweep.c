@@ -246,6 +246,36 @@ Test(eval, ties_trec_vs_stored)
   th_free(&r);
 }
 
+/* /docs/id not in strcmp order ("d9" > "d10"): opening reads the ids and
+ * ranks them, and ties break on the ids, not on the doc indexes. */
+Test(eval, ties_break_on_ids_not_in_strcmp_order)
+{
+  char *dir = th_fresh_dir(), *corpus = th_join(dir, "c.h5"), *out = th_join(dir, "out");
+  mini m = mini_default();
+  m.did[0] = "d9", m.did[1] = "d10"; /* d9 (index 0) judged 2, d10 (1) judged 0, d2 (2) judged 1 */
+  for (size_t j = 0; j < 4; j++) m.score[0][j] = 1.0, m.doc[0][j] = (int32_t)j;
+  write_mini(&m, corpus);
+  /* trec order of q1's tie, ids descending: d9 d3 d2 d10, so RR = 1 (by
+   * indexes descending it would be d3 d2 d10 d9: RR = 1/2); q2: RR = 1 */
+  th_result r = ragsweep("eval", corpus, "-o", out, "-m", "RR", "-m", "P@2");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  char *agg = th_join(out, "aggregate.csv");
+  cr_expect_eq(agg_value(agg, "sys", "RR"), 1.0);
+  cr_expect_eq(agg_value(agg, "sys", "P@2"), (1.0 / 2 + 1.0 / 2) / 2); /* q1: d9, d3; q2: d4, d5 */
+  th_free(&r);
+  rs__corpus *c = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__corpus_open(corpus, &c, &err), RS_OK, "%s", err.msg);
+  cr_expect(!c->doc_ids_sorted && c->doc_id, "ids out of order are read at open");
+  rs__corpus_close(c);
+  m = mini_default();
+  write_mini(&m, corpus);
+  cr_assert_eq(rs__corpus_open(corpus, &c, &err), RS_OK, "%s", err.msg);
+  cr_expect(c->doc_ids_sorted && !c->doc_id, "ids in order are read when needed");
+  cr_expect_str_eq(rs__corpus_did(c, 5), "d5");
+  rs__corpus_close(c);
+}
+
 /* --- bad input: check and eval name the problem; eval leaves no CSV --------------- */
 
 typedef struct {

@@ -204,6 +204,11 @@ Test(import_texts, round_trip)
   cr_assert_eq(rs__corpus_load_doc_texts(c, &err), RS_OK, "%s", err.msg);
   cr_assert_eq(rs__corpus_load_doc_texts(c, &err), RS_OK); /* once */
   cr_assert_eq(c->nd, 4);
+  /* import writes /docs/id in strcmp order: the probe saw it, so opening did not read it */
+  cr_assert(c->doc_ids_sorted);
+  cr_assert_null(c->doc_id);
+  cr_assert_str_eq(rs__corpus_did(c, 2), "d3"); /* read on first use */
+  cr_assert_eq(rs__corpus_load_doc_ids(c, &err), RS_OK, "%s", err.msg);
   const char *want_id[] = {"d1", "d2", "d3", "d4"}, *want_text[] = {"one", "two", "three", "four"};
   for (size_t i = 0; i < 4; i++) {
     cr_assert_str_eq(c->doc_id[i], want_id[i]);

@@ -210,6 +210,7 @@ int rs_cli_export(int argc, char **argv)
   rs__runset extra = {0};
   rs_code rc = rs__corpus_open(argv[optind], &corpus, &err);
   if (!rc) rc = rs__corpus_load_queries(corpus, &err);
+  if (!rc) rc = rs__corpus_load_doc_ids(corpus, &err);
   if (!rc && mkdir(dir, 0777) != 0 && errno != EEXIST)
     rc = rs__fail(&err, RS_IO, "%s: cannot create: %s", dir, strerror(errno));
   out_list done = {0};

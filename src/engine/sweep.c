@@ -149,6 +149,9 @@ static int cmp_doc_id(const void *a, const void *b)
 static rs_code build_id_rank(const rs__corpus *c, int32_t **out, rs_error *err)
 {
   *out = NULL;
+  if (!c->has_docs || c->doc_ids_sorted) return RS_OK; /* known sorted: the ids need not even be read */
+  rs_code rc = rs__corpus_load_doc_ids((rs__corpus *)c, err); /* a cache fill: the corpus stays the same */
+  if (rc) return rc;
   size_t i = 1;
   while (c->has_docs && i < c->nd && strcmp(c->doc_id[i - 1], c->doc_id[i]) < 0) i++;
   if (!c->has_docs || i >= c->nd) return RS_OK;
@@ -671,7 +674,7 @@ static rs_code row_error(const engine *e, const batch *bt, size_t row, rs_error 
   default:
     return rs__fail(err, RS_DUPLICATE, "%s:/runs/%s/doc: row %zu (query \"%s\"), column %" PRId64
                     ": doc %s%s%s (index %" PRId32 ") appears twice in the ranking", r->path, r->name, q, qid, col,
-                    e->c->has_docs ? "\"" : "", e->c->has_docs ? e->c->doc_id[d] : "", e->c->has_docs ? "\"" : "",
+                    e->c->has_docs ? "\"" : "", e->c->has_docs ? rs__corpus_did(e->c, d) : "", e->c->has_docs ? "\"" : "",
                     d);
   }
 }

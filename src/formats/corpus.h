@@ -91,7 +91,8 @@ typedef struct rs__corpus {
   char **query_text; /* [nq] or NULL; likewise */
   size_t nd;        /* docs: length of /docs/id, or 0 when absent */
   int has_docs;
-  char **doc_id;    /* [nd] or NULL */
+  char **doc_id;    /* [nd] or NULL; NULL until rs__corpus_load_doc_ids when doc_ids_sorted */
+  int doc_ids_sorted; /* /docs/id known to be in strcmp order (the probe decoded it): read only when needed */
   int has_doc_text;  /* /docs/text is present (its layout checked at open) */
   char **doc_text;  /* [nd] (one pool), NULL until rs__corpus_load_doc_texts */
   /* qrels, CSR over queries: judgments of query i are [qoff[i], qoff[i+1]) */
@@ -124,6 +125,15 @@ rs_code rs__corpus_load_doc_texts(rs__corpus *c, rs_error *err);
 
 /* The id of query q, for messages: read on first use; "?" if unreadable. */
 const char *rs__corpus_qid(const rs__corpus *c, size_t q);
+
+/* Reads /docs/id if not read yet.  When the probe of the file found the ids
+ * in strcmp order (as import and gen_sweep write them), opening does not
+ * read them: ties are then broken on doc indexes, and a sweep that names
+ * no doc never pays for 2M variable-length strings. */
+rs_code rs__corpus_load_doc_ids(rs__corpus *c, rs_error *err);
+
+/* The id of doc d (has_docs), for messages: read on first use; "?" if unreadable. */
+const char *rs__corpus_did(const rs__corpus *c, int32_t d);
 
 /* Opens a file of runs to be evaluated against a corpus of nq queries
  * (a corpus file is also accepted: its runs are taken, its qrels ignored). */

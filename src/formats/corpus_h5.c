@@ -42,6 +42,7 @@ struct rs__h5file {
   /* The probe found /queries/id non-empty, UTF-8 and unique (see
    * qid_check): the open need not read the ids to check them. */
   int qids_ok;
+  int docs_sorted; /* the probe decoded /docs/id: strictly increasing in strcmp order */
 };
 
 static void h5_quiet(void)
@@ -333,6 +334,23 @@ done:
   return bad;
 }
 
+/* strcmp's order of two strings given with their lengths (no NUL inside). */
+static int cmp_counted(const char *a, size_t la, const char *b, size_t lb)
+{
+  const int c = memcmp(a, b, la < lb ? la : lb);
+  return c ? c : (la > lb) - (la < lb);
+}
+
+/* The length read_strings gives a fixed-length string of w bytes: up to
+ * its first NUL, less trailing spaces when the type pads with spaces. */
+static size_t fixed_len(const char *s, size_t w, int space_pad)
+{
+  const char *nul = memchr(s, '\0', w);
+  size_t l = nul ? (size_t)(nul - s) : w;
+  while (space_pad && l > 0 && s[l - 1] == ' ') l--;
+  return l;
+}
+
 /* Reads a 1-D string dataset (variable- or fixed-length) into a pool. */
 static rs_code read_strings(hid_t loc, const char *file, const char *name, size_t want, char ***out, size_t *n_out,
                             rs_error *err)
@@ -393,9 +411,7 @@ static rs_code read_strings(hid_t loc, const char *file, const char *name, size_
     char *p = (char *)(v + n);
     for (size_t i = 0; i < n; i++) {
       const char *src = fbuf + i * w;
-      size_t l = 0;
-      while (l < w && src[l]) l++;
-      while (space_pad && l > 0 && src[l - 1] == ' ') l--;
+      const size_t l = fixed_len(src, w, space_pad);
       memcpy(p, src, l);
       p[l] = '\0';
       v[i] = p;
@@ -805,6 +821,7 @@ typedef struct {
   uint64_t n_strings, n_numbers; /* datasets of each kind with data to decode, so far in the visit */
   uint64_t n_objects;            /* objects begun, so far in the visit (the same order in every part) */
   int qids_ok;     /* written by the child: see qid_check */
+  int docs_sorted; /* written by the child that decoded /docs/id: see probe_strings */
 } probe_state;
 
 /* A child that makes no step for this long is stuck in libhdf5 (some
@@ -874,16 +891,25 @@ static void qid_check_one(qid_check *q, const char *id)
 
 /* Reads a 1-D string dataset in blocks, as read_strings does (not when a
  * length is impossible: read_strings refuses that file); with qc set,
- * passes each string to it. */
-static void probe_strings(const char *path, hid_t d, uint64_t fsize, probe_state *ps, qid_check *qc)
+ * passes each string to it.  With sorted set, *sorted = 1 when every
+ * string was read (none NULL) and they rise strictly in strcmp order, as
+ * read_strings would give them. */
+static void probe_strings(const char *path, hid_t d, uint64_t fsize, probe_state *ps, qid_check *qc, int *sorted)
 {
+  /* The last string of the previous block.  On the stack: the probe
+   * allocates nothing libhdf5 does not, so that a corrupt file faults in
+   * the child as it would in the parent (longer ids are left to the
+   * parent's own check). */
+  char prev[256];
+  size_t prev_len = 0;
+  int in_order = sorted != NULL, has_prev = 0;
   hid_t ft = H5Dget_type(d), fs = H5Dget_space(d), mt = -1, ms = -1;
   hsize_t dims[2] = {0, 0};
   if (ft < 0 || fs < 0 || H5Sget_simple_extent_ndims(fs) != 1) goto done;
   H5Sget_simple_extent_dims(fs, dims, NULL);
   const size_t w = H5Tget_size(ft);
   if (declared_bytes(1, dims, w) > declared_max(fsize)) goto done;
-  const int vlen = H5Tis_variable_str(ft) > 0;
+  const int vlen = H5Tis_variable_str(ft) > 0, space_pad = !vlen && H5Tget_strpad(ft) == H5T_STR_SPACEPAD;
   uint32_t len_bad = 0;
   if (vlen && vlen_too_long(path, d, dims[0], fsize, &len_bad) >= 0) goto done;
   if (qc && (!vlen || !qid_check_init(qc, (size_t)dims[0]))) qc = NULL;
@@ -904,19 +930,26 @@ static void probe_strings(const char *path, hid_t d, uint64_t fsize, probe_state
         H5Dread(d, mt, ms, fs, H5P_DEFAULT, buf) < 0)
       break;
     ((probe_state *)ps)->progress++;
-    if (vlen) {
-      for (hsize_t i = 0; i < n; i++) {
-        const char *p = ((char **)buf)[i];
-        if (qc) qid_check_one(qc, p);
-        else if (p) (void)strlen(p);
-      }
-      H5Dvlen_reclaim(mt, ms, H5P_DEFAULT, buf);
+    const char *last = has_prev ? prev : NULL;
+    size_t last_len = prev_len;
+    for (hsize_t i = 0; i < n && (vlen || in_order); i++) {
+      const char *p = vlen ? ((char **)buf)[i] : (const char *)buf + i * w;
+      if (qc) qid_check_one(qc, p);
+      const size_t len = !p ? 0 : vlen ? strlen(p) : fixed_len(p, w, space_pad);
+      if (in_order) in_order = p && (!last || cmp_counted(last, last_len, p, len) < 0);
+      last = p, last_len = len;
     }
+    if (in_order && n) { /* keep the block's last string: the block is reused (or reclaimed) below */
+      if (last_len >= sizeof prev) in_order = 0;
+      else memcpy(prev, last, last_len), prev_len = last_len, has_prev = 1;
+    }
+    if (vlen) H5Dvlen_reclaim(mt, ms, H5P_DEFAULT, buf);
     r_done = r0 + n;
   }
   free(buf);
   /* every block read, and every id passed */
   if (qc) ps->qids_ok = r_done == dims[0] && !qc->bad;
+  if (sorted) *sorted = in_order && r_done == dims[0];
 done:
   if (qc) free(qc->slot);
   close_id(ms);
@@ -1090,7 +1123,8 @@ static void probe_object(hid_t loc, const char *name, probe_state *ps)
     if (strings && mine) {
       qid_check qc = {0};
       const int is_qids = !ps->only && strcmp(name, "/queries/id") == 0;
-      probe_strings(ps->path, o, ps->fsize, ps, is_qids ? &qc : NULL);
+      const int is_dids = !ps->only && strcmp(name, "/docs/id") == 0;
+      probe_strings(ps->path, o, ps->fsize, ps, is_qids ? &qc : NULL, is_dids ? &ps->docs_sorted : NULL);
     } else if (numbers && mine) {
       /* A run's doc or score that the parent copies with pread (see
        * direct_addr) is never decoded by HDF5 beyond its first element:
@@ -1154,12 +1188,12 @@ static void probe_child(const char *path, probe_state *ps)
  * to that dataset, skip (if set) excludes one. */
 static rs_code probe_file_links(const char *path, const char *only, const char *skip, const char *const *numbers,
                                 const char *const *links, uint32_t *found, int split, int *qids_ok,
-                                rs_error *err);
+                                int *docs_sorted, rs_error *err);
 
 static rs_code probe_file(const char *path, const char *only, const char *skip, const char *const *numbers,
                           rs_error *err)
 {
-  return probe_file_links(path, only, skip, numbers, NULL, NULL, 0, NULL, err);
+  return probe_file_links(path, only, skip, numbers, NULL, NULL, 0, NULL, NULL, err);
 }
 
 /* As probe_file; with links set, the child only looks up those root links
@@ -1172,7 +1206,7 @@ enum { PROBE_MAX_CHILDREN = 4 };
 
 static rs_code probe_file_links(const char *path, const char *only, const char *skip, const char *const *numbers,
                                 const char *const *links, uint32_t *found, int split, int *qids_ok,
-                                rs_error *err)
+                                int *docs_sorted, rs_error *err)
 {
   unsigned n_child = 1;
   if (split && !links && rs__mpi_size() <= 1) {
@@ -1286,6 +1320,10 @@ static rs_code probe_file_links(const char *path, const char *only, const char *
     *qids_ok = 0;
     for (unsigned i = 0; i < started && !rc; i++) *qids_ok |= ps[i].qids_ok; /* set by the child that read /queries/id */
   }
+  if (docs_sorted) {
+    *docs_sorted = 0;
+    for (unsigned i = 0; i < started && !rc; i++) *docs_sorted |= ps[i].docs_sorted; /* likewise, /docs/id */
+  }
   munmap(ps, map_bytes);
   return rc;
 }
@@ -1310,8 +1348,9 @@ static rs_code open_file_reading(const char *path, const char *const *numbers, r
   }
   /* /docs/text (maybe gigabytes) is probed when it is read.  Under MPI
    * each rank decodes its part of the data. */
-  int qids_ok = 0;
-  if (!rc) rc = probe_file_links(path, NULL, numbers ? NULL : "/docs/text", numbers, NULL, NULL, 1, &qids_ok, err);
+  int qids_ok = 0, docs_sorted = 0;
+  if (!rc)
+    rc = probe_file_links(path, NULL, numbers ? NULL : "/docs/text", numbers, NULL, NULL, 1, &qids_ok, &docs_sorted, err);
   /* Under MPI the open below is collective: every rank goes on, or none. */
   if ((rc = rs__mpi_agree(rc, err))) return rc;
   rs__h5file *f = rs__calloc(1, sizeof *f);
@@ -1344,6 +1383,7 @@ static rs_code open_file_reading(const char *path, const char *const *numbers, r
     f->can_map = can_copy(f->fid); /* not under MPI-IO: rows are then read by HDF5 as hyperslabs */
   }
   f->qids_ok = qids_ok;
+  f->docs_sorted = docs_sorted && rs__mpi_size() <= 1; /* ranks read /docs/id together, at open */
   *out = f;
   return RS_OK;
 }
@@ -1589,7 +1629,7 @@ static rs_code check_qrels(const rs__corpus *c, size_t nnz, rs_error *err)
                     " out of range [0, %zu)", c->path, bad, rs__corpus_qid(c, q), d,
                     c->has_docs ? c->nd : (size_t)INT32_MAX);
   return rs__fail(err, RS_DUPLICATE, "%s:/qrels/doc: row %" PRId64 " (query \"%s\"): doc index %" PRId32 " %s%s%s judged twice",
-                  c->path, bad, rs__corpus_qid(c, q), d, c->has_docs ? "(\"" : "", c->has_docs ? c->doc_id[d] : "",
+                  c->path, bad, rs__corpus_qid(c, q), d, c->has_docs ? "(\"" : "", c->has_docs ? rs__corpus_did(c, d) : "",
                   c->has_docs ? "\")" : "");
 }
 
@@ -1659,7 +1699,12 @@ rs_code rs__corpus_open(const char *path, rs__corpus **out, rs_error *err)
     c->has_text = 1;
   }
   if (link_exists(f->fid, "docs") && link_exists(f->fid, "/docs/id")) {
-    if ((rc = read_strings(f->fid, path, "/docs/id", SIZE_MAX, &c->doc_id, &c->nd, err))) goto fail;
+    /* In strcmp order (the probe decoded them): read when first needed
+     * (rs__corpus_load_doc_ids); else now, for the ranks of the ties. */
+    c->doc_ids_sorted = f->docs_sorted;
+    if ((rc = f->docs_sorted ? describe_strings(f->fid, path, "/docs/id", SIZE_MAX, &c->nd, err)
+                             : read_strings(f->fid, path, "/docs/id", SIZE_MAX, &c->doc_id, &c->nd, err)))
+      goto fail;
     if (c->nd > INT32_MAX) {
       rc = rs__fail(err, RS_UNSUPPORTED, "%s:/docs/id: at most %d docs are supported, found %zu", path, INT32_MAX, c->nd);
       goto fail;
@@ -1717,6 +1762,20 @@ rs_code rs__corpus_load_doc_texts(rs__corpus *c, rs_error *err)
   rs_code rc = probe_file(c->path, "/docs/text", NULL, NULL, err);
   if (rc) return rc;
   return read_strings(c->runs.file->fid, c->path, "/docs/text", c->nd, &c->doc_text, &n, err);
+}
+
+rs_code rs__corpus_load_doc_ids(rs__corpus *c, rs_error *err)
+{
+  size_t n = 0;
+  if (!c->has_docs || c->doc_id || c->in_memory) return RS_OK;
+  return read_strings(c->runs.file->fid, c->path, "/docs/id", c->nd, &c->doc_id, &n, err);
+}
+
+const char *rs__corpus_did(const rs__corpus *c, int32_t d)
+{
+  /* A cache, as rs__corpus_qid. */
+  if (!c->doc_id && rs__corpus_load_doc_ids((rs__corpus *)c, NULL) != RS_OK) return "?";
+  return c->doc_id && d >= 0 && (size_t)d < c->nd ? c->doc_id[d] : "?";
 }
 
 const char *rs__corpus_qid(const rs__corpus *c, size_t q)
@@ -1913,7 +1972,7 @@ uint32_t rs__h5_root_links(const char *path, const char *const *names)
   fclose(probe);
   uint32_t found = 0;
   h5_quiet();
-  if (probe_file_links(path, NULL, NULL, NULL, names, &found, 0, NULL, NULL) != RS_OK) return 0;
+  if (probe_file_links(path, NULL, NULL, NULL, names, &found, 0, NULL, NULL, NULL) != RS_OK) return 0;
   return found;
 }
 

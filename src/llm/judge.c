@@ -164,7 +164,7 @@ static rs_code build_pairs(rs__judge *j, rs_error *err)
 {
   const rs__judge_cfg *cfg = j->cfg;
   pair_set s = {0};
-  rs_code rc = RS_OK;
+  rs_code rc = rs__corpus_load_doc_ids(j->c, err); /* the pairs are sorted by doc id */
   for (size_t r = 0; r < cfg->n_runs && !rc; r++)
     rc = rs__run_top_docs(j->c, cfg->runs[r], cfg->depth, cfg->ties_stored, collect_top, &s, err);
   free(s.slot);
