@@ -89,6 +89,7 @@ typedef struct {
   rs__result_acc acc;
   /* reading cursor */
   size_t rd_run, rd_q;
+  size_t lat_seen, lat_done; /* runs [lat_done, lat_seen) reached by the reader, latencies not yet read */
   double read_s; /* time spent in read_next */
 } engine;
 
@@ -561,35 +562,35 @@ static size_t rows_per_block(const engine *e, const rs__run *r)
   return rows < 16 ? 16 : rows;
 }
 
-/* Reads the next batch at the cursor into b (n_seg 0: nothing left). */
-static void read_batch(engine *e, batch *b)
+/* Reads and summarises the latencies of the runs the reader has reached
+ * since the last call (percentiles need each run's whole column).  Called
+ * after a batch is read, so that on several threads the first run's column
+ * is read beside the scoring of the first batch, not before it. */
+static void read_latencies(engine *e, batch *b)
 {
-  b->n_seg = b->n_rows = b->max_len = 0;
-  b->rc = RS_OK;
-  size_t docs = 0;
-  while (e->rd_run < e->n_runs && b->n_seg < MAX_SEGMENTS && docs < e->batch_docs) {
-    const rs__run *r = rows_of(e->runs[e->rd_run]);
-    /* latencies: read whole, summarised once (percentiles need them all) */
-    if (e->rd_q == first_row(e, e->rd_run) && reads_latency(e, e->rd_run)) {
+  for (; e->lat_done < e->lat_seen && !b->rc; e->lat_done += e->group[e->lat_done]) {
+    const size_t run = e->lat_done;
+    const rs__run *r = rows_of(e->runs[run]);
+    if (reads_latency(e, run)) {
       double *lat = rs__malloc(rs__mul(r->n_rows, sizeof *lat));
       char where[600];
       snprintf(where, sizeof where, "%s:/runs/%s/latency", r->path, r->name);
       if (!lat) b->rc = rs__fail(&b->err, RS_NOMEM, "%s: out of memory", where);
       else if (!(b->rc = rs__run_read_latency(r, lat, &b->err)))
-        b->rc = rs__latency_summarize(lat, r->n_rows, where, &e->res[e->rd_run].latency, &b->err);
-      if (!b->rc) rs__latency_histogram(lat, r->n_rows, 1000.0, e->res[e->rd_run].latency.bucket);
+        b->rc = rs__latency_summarize(lat, r->n_rows, where, &e->res[run].latency, &b->err);
+      if (!b->rc) rs__latency_histogram(lat, r->n_rows, 1000.0, e->res[run].latency.bucket);
       if (!b->rc && e->cfg->latency_cdf && r->n_rows) {
         double *cdf = rs__malloc(RS__LATENCY_CDF_N * sizeof *cdf);
         if (!cdf) b->rc = rs__fail(&b->err, RS_NOMEM, "%s: out of memory", where);
         else rs__latency_cdf(lat, r->n_rows, cdf);
-        e->res[e->rd_run].latency_cdf = cdf;
+        e->res[run].latency_cdf = cdf;
       }
       free(lat);
       if (b->rc) return;
-      e->res[e->rd_run].has_latency = 1;
+      e->res[run].has_latency = 1;
       /* The runs cut from the same rows answered in the same time. */
-      for (size_t v = 1; v < e->group[e->rd_run]; v++) {
-        rs__run_result *to = &e->res[e->rd_run + v], *from = &e->res[e->rd_run];
+      for (size_t v = 1; v < e->group[run]; v++) {
+        rs__run_result *to = &e->res[run + v], *from = &e->res[run];
         to->latency = from->latency, to->has_latency = 1;
         if (from->latency_cdf) {
           if (!(to->latency_cdf = rs__malloc(RS__LATENCY_CDF_N * sizeof *to->latency_cdf))) {
@@ -600,6 +601,19 @@ static void read_batch(engine *e, batch *b)
         }
       }
     }
+  }
+}
+
+/* Reads the next batch at the cursor into b (n_seg 0: nothing left). */
+static void read_batch(engine *e, batch *b)
+{
+  b->n_seg = b->n_rows = b->max_len = 0;
+  b->rc = RS_OK;
+  size_t docs = 0;
+  while (e->rd_run < e->n_runs && b->n_seg < MAX_SEGMENTS && docs < e->batch_docs) {
+    const rs__run *r = rows_of(e->runs[e->rd_run]);
+    /* latencies: noted here, read by read_next after the batch (see read_latencies) */
+    if (e->rd_q == first_row(e, e->rd_run) && e->lat_seen <= e->rd_run) e->lat_seen = e->rd_run + 1;
     size_t want = rows_per_block(e, r), left = end_row(e, e->rd_run) - e->rd_q;
     /* Runs cut from the same rows hand their values over block by block
      * (combine): blocks that divide a shard unit (a power of two up to
@@ -636,6 +650,7 @@ static void read_next(void *vctx)
   engine *e = vctx;
   const double t0 = e->cfg->timing ? rs__seconds() : 0.0;
   read_batch(e, e->next);
+  if (!e->next->rc) read_latencies(e, e->next);
   if (e->cfg->timing) e->read_s += rs__seconds() - t0;
 }
 
@@ -864,7 +879,8 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
   if (n_runs) e.rd_q = first_row(&e, 0);
   e.cur = &e.b[0];
   e.next = &e.b[1];
-  read_next(&e);
+  read_batch(&e, e.next); /* its runs' latencies: beside the scoring of this batch (read_next) */
+  if (tm) e.read_s += rs__seconds() - t0;
   for (;;) {
     batch *t = e.cur;
     e.cur = e.next;
@@ -873,7 +889,11 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
       *err = e.cur->err;
       goto done;
     }
-    if (e.cur->n_seg == 0) break;
+    if (e.cur->n_seg == 0) {
+      read_latencies(&e, e.cur); /* any left (read_next reads them after each batch) */
+      if ((rc = e.cur->rc)) *err = e.cur->err;
+      break;
+    }
     /* Scratch for the longest ranking of this batch (no allocation while scoring). */
     for (int k = 0; k < e.threads && !rc; k++) rc = ensure_thread(&e, &e.ts[k], e.cur->max_len, err);
     if (rc) goto done;
