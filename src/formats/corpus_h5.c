@@ -839,18 +839,18 @@ static void probe_mark(probe_state *ps, const char *obj, const char *attr)
 /* The checks of check_query_ids, made by the child as it decodes
  * /queries/id anyway, so that an aggregate-only sweep never reads the ids
  * (1M of them: 0.5 s through libhdf5, then a sort of the strings).  Each id
- * must be non-empty and UTF-8; uniqueness is checked on 64-bit hashes in
- * an open-addressing set: the low bits of a hash pick its first slot and
- * the slot keeps the high 32 bits.  Distinct entries prove distinct ids;
- * an equal entry (a duplicate, or about one chance in 3000 at 1M ids) only
- * sends the parent to its own exact check, which names the rows.  4-byte
- * slots: 8 MB at 1M ids, half the cache misses and page faults of whole
- * hashes.  Variable-length strings only: fixed-length ones are left to the
- * parent's padding rules. */
+ * must be non-empty and UTF-8; uniqueness is checked on 64-bit hashes:
+ * distinct hashes prove distinct ids, and two equal ones (a duplicate, or a
+ * 1-in-10^7 collision at 1M ids) only send the parent to its own exact
+ * check, which names the rows.  The hashes are kept in row order and
+ * checked at the end, bucket by bucket of their top bits, each bucket in a
+ * table that stays in the cache: one table of all of them missed the cache
+ * at nearly every id (1M ids: about 0.1 s of stalls).  Variable-length
+ * strings only: fixed-length ones are left to the parent's padding rules. */
 typedef struct {
-  uint32_t *slot; /* [mask + 1]: high halves of the hashes seen (0: empty; a 0 is kept as 1) */
-  size_t mask;
-  int bad;        /* an id failed, two entries were equal, or the set could not be made */
+  uint64_t *hash; /* [cap]: the ids' hashes, in row order */
+  size_t n, cap;
+  int bad;        /* an id failed, or memory could not be had */
 } qid_check;
 
 static uint64_t id_hash(const char *s, size_t len)
@@ -862,13 +862,10 @@ static uint64_t id_hash(const char *s, size_t len)
   return h;
 }
 
-/* A set of at least twice n slots; 0 when it cannot be had. */
 static int qid_check_init(qid_check *q, size_t n)
 {
-  size_t cap = 16;
-  while (cap < 2 * n && cap < ((size_t)1 << 40)) cap *= 2;
-  if (cap < 2 * n || !(q->slot = rs__calloc(cap, sizeof *q->slot))) return 0;
-  q->mask = cap - 1;
+  if (!(q->hash = rs__malloc(rs__mul(n ? n : 1, sizeof *q->hash)))) return 0;
+  q->cap = n;
   return 1;
 }
 
@@ -876,17 +873,58 @@ static void qid_check_one(qid_check *q, const char *id)
 {
   size_t len = id ? strlen(id) : 0, at = 0;
   if (q->bad) return;
-  if (!id || !len || !rs__utf8_valid(id, len, &at)) {
+  if (!id || !len || !rs__utf8_valid(id, len, &at) || q->n == q->cap) {
     q->bad = 1;
     return;
   }
-  const uint64_t h = id_hash(id, len);
-  uint32_t tag = (uint32_t)(h >> 32);
-  tag += tag == 0;
-  size_t i = (size_t)h & q->mask;
-  while (q->slot[i] && q->slot[i] != tag) i = (i + 1) & q->mask;
-  if (q->slot[i] == tag) q->bad = 1;
-  else q->slot[i] = tag;
+  q->hash[q->n++] = id_hash(id, len);
+}
+
+/* 1 when the n hashes are distinct.  Bucketed by their top QID_BUCKET_BITS
+ * (a counting sort into a second array), then each bucket goes into an
+ * open-addressing table keyed by the low bits, whose slots belong to the
+ * bucket that stamped them (nothing is cleared between buckets). */
+enum { QID_BUCKET_BITS = 12 };
+
+static int qid_hashes_distinct(const uint64_t *hash, size_t n)
+{
+  const size_t n_buckets = (size_t)1 << QID_BUCKET_BITS;
+  size_t *start = calloc(n_buckets + 1, sizeof *start);
+  uint64_t *sorted = rs__malloc(rs__mul(n ? n : 1, sizeof *sorted)), *key = NULL;
+  uint32_t *stamp = NULL;
+  int distinct = 0;
+  if (!start || !sorted) goto done;
+  for (size_t i = 0; i < n; i++) start[(hash[i] >> (64 - QID_BUCKET_BITS)) + 1]++;
+  size_t longest = 0;
+  for (size_t b = 0; b < n_buckets; b++) {
+    longest = start[b + 1] > longest ? start[b + 1] : longest;
+    start[b + 1] += start[b];
+  }
+  for (size_t i = 0; i < n; i++) sorted[start[hash[i] >> (64 - QID_BUCKET_BITS)]++] = hash[i];
+  /* start[b] is now the end of bucket b: bucket b is [start[b - 1], start[b]) */
+  size_t cap = 16;
+  while (cap < 2 * longest) cap *= 2;
+  if (!(key = malloc(cap * sizeof *key)) || !(stamp = calloc(cap, sizeof *stamp))) goto done;
+  const size_t mask = cap - 1;
+  distinct = 1;
+  for (size_t b = 0; b < n_buckets && distinct; b++) {
+    const uint32_t mark = (uint32_t)b + 1;
+    for (size_t i = b ? start[b - 1] : 0; i < start[b]; i++) {
+      size_t h = (size_t)sorted[i] & mask;
+      while (stamp[h] == mark && key[h] != sorted[i]) h = (h + 1) & mask;
+      if (stamp[h] == mark) {
+        distinct = 0;
+        break;
+      }
+      stamp[h] = mark, key[h] = sorted[i];
+    }
+  }
+done:
+  free(start);
+  free(sorted);
+  free(key);
+  free(stamp);
+  return distinct;
 }
 
 /* Reads a 1-D string dataset in blocks, as read_strings does (not when a
@@ -948,10 +986,10 @@ static void probe_strings(const char *path, hid_t d, uint64_t fsize, probe_state
   }
   free(buf);
   /* every block read, and every id passed */
-  if (qc) ps->qids_ok = r_done == dims[0] && !qc->bad;
+  if (qc) ps->qids_ok = r_done == dims[0] && !qc->bad && qc->n == dims[0] && qid_hashes_distinct(qc->hash, qc->n);
   if (sorted) *sorted = in_order && r_done == dims[0];
 done:
-  if (qc) free(qc->slot);
+  if (qc) free(qc->hash);
   close_id(ms);
   close_id(mt);
   close_id(fs);
