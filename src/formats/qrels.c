@@ -9,9 +9,7 @@
 
 #include "formats/numparse.h"
 #include "formats/textio.h"
-
-/* C's isspace in the "C" locale, without the locale lookup. */
-static inline int is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+#include "formats/tokens.h"
 
 typedef struct {
   const char *doc;
@@ -131,6 +129,21 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, rs__qrels **out, r
     goto done;
   }
 
+  /* The line count bounds the judgments: their arrays are sized once, where
+   * doubling them copied each one about twice into fresh pages (1M x 100
+   * qrels, 5.5M lines: 15% of the time in memmove, more in page faults). */
+  {
+    size_t n_nl = 0;
+    for (const char *c = q->text, *nl; (nl = memchr(c, '\n', (size_t)(q->text + len - c))) != NULL; c = nl + 1) n_nl++;
+    cap_lines = n_nl + 1;
+    lines = rs__malloc(rs__mul(cap_lines, sizeof *lines));
+    line_topic = rs__malloc(rs__mul(cap_lines, sizeof *line_topic));
+    if (!lines || !line_topic) {
+      rc = rs__fail(err, RS_NOMEM, "%s: out of memory for %zu lines", name, cap_lines);
+      goto done;
+    }
+  }
+
   /* Pass 1: split lines into tokens, check the layout, intern the qids. */
   char *p = q->text, *const end = q->text + len;
   size_t line_no = 0;
@@ -170,10 +183,10 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, rs__qrels **out, r
     int nt = 0;
     char *c = p;
     while (c < eol) {
-      while (c < eol && is_space((unsigned char)*c)) c++;
+      while (c < eol && rs__is_space((unsigned char)*c)) c++;
       if (c == eol) break;
       char *s = c;
-      while (c < eol && !is_space((unsigned char)*c)) c++;
+      c = (char *)rs__token_end(c + 1, eol);
       if (nt == 5) { nt++; break; }
       tok[nt] = s;
       tlen[nt] = (size_t)(c - s);
@@ -213,15 +226,6 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, rs__qrels **out, r
     } else {
       t = intern_topic(&ptab, &pmask, &keys, &n_keys, &cap_keys, tok[0], (uint32_t)tlen[0]);
       prev_qid = tok[0], prev_qid_len = tlen[0], prev_t = t;
-    }
-    if (n_lines == cap_lines) {
-      size_t nc = cap_lines ? cap_lines * 2 : 4096;
-      judgment *nl = rs__realloc(lines, rs__mul(nc, sizeof *nl));
-      uint32_t *nlt = nl ? rs__realloc(line_topic, rs__mul(nc, sizeof *nlt)) : NULL;
-      if (nl) lines = nl;
-      if (nlt) line_topic = nlt;
-      if (!nl || !nlt) t = -1;
-      else cap_lines = nc;
     }
     if (t < 0) {
       rc = rs__fail(err, RS_NOMEM, "%s:%zu: out of memory", name, line_no);
