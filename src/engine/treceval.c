@@ -82,6 +82,7 @@ typedef struct {
   rs_te_result *res;
   int threads;
   char *buf;
+  const char *buf_limit; /* bytes up to here may be read (RS_LINE_WINDOW) */
   run_lines lines;
   slice *slices;
   size_t n_slices;
@@ -155,6 +156,17 @@ static void parse_slice(void *vctx, size_t i, int tid)
   s->tag = NULL;
   while (p < end) {
     const char *line = p;
+    const char *tok[6];
+    size_t tl[6];
+#ifdef RS_HAVE_LINE_TOKENS
+    size_t n_line;
+    if (p + RS_LINE_WINDOW <= e->buf_limit && (n_line = rs__line_tokens(p, 6, tok, tl)) != 0 &&
+        n_line <= (size_t)(end - p)) {
+      p += n_line; /* a data line that fits the window: the common case */
+      n_newlines++;
+      goto parsed;
+    }
+#endif
     while (p < end && *p != '\n' && is_space((unsigned char)*p)) p++;
     if (p == end) break;
     if (*p == '\n' || *p == '#') { /* blank or comment line */
@@ -163,8 +175,6 @@ static void parse_slice(void *vctx, size_t i, int tid)
       n_newlines += nl != NULL;
       continue;
     }
-    const char *tok[6];
-    size_t tl[6];
     int nt = 0;
     while (nt < 6) { /* blanks: one table load per byte (CH_*); tokens: 8 bytes a step */
       while (p < end && char_class[(unsigned char)*p] == CH_BLANK) p++;
@@ -182,6 +192,9 @@ static void parse_slice(void *vctx, size_t i, int tid)
     const char *nl = *p == '\n' ? p : memchr(p, '\n', (size_t)(end - p)); /* the rest is ignored */
     p = nl ? nl + 1 : end;
     n_newlines += nl != NULL;
+#ifdef RS_HAVE_LINE_TOKENS
+  parsed:;
+#endif
     int32_t topic;
     if (prev_qid && prev_len == tl[0] && rs__same_bytes(prev_qid, tok[0], tl[0])) {
       topic = prev_topic;
@@ -523,6 +536,7 @@ static rs_code evaluate_whole(engine *e, const char *path, const char *name, cha
   rs_code rc = rs__read_all(path, &e->buf, &len, err);
   if (rc) return rc;
   if (len == 0) return rs__fail(err, RS_FORMAT, "%s: the run file is empty", name);
+  e->buf_limit = e->buf + len + 1; /* rs__read_all's NUL */
   if ((rc = parse_region(e, len, 0, name, 1, err))) return rc;
   save_tag(e, tag);
   run_lines *L = &e->lines;
@@ -633,7 +647,7 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
   int eof = 0, any = 0;
   const long long plain = rs__input_plain_size(in);
   unsigned long long file_off = 0; /* plain files: where the next read starts */
-  if (!(e->buf = rs__malloc(cap + 1))) {
+  if (!(e->buf = rs__malloc(cap + RS_LINE_WINDOW))) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
     goto done;
   }
@@ -662,12 +676,14 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
       end = (size_t)(c - e->buf);
     }
     if (end == 0 && !eof) { /* one line longer than the buffer */
-      char *nb = rs__realloc(e->buf, rs__mul(cap, 2) + 1);
+      char *nb = rs__realloc(e->buf, rs__mul(cap, 2) + RS_LINE_WINDOW);
       if (!nb) { rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name); goto done; }
       e->buf = nb;
       cap *= 2;
       continue;
     }
+    memset(e->buf + len, 0, RS_LINE_WINDOW); /* the line scan reads defined bytes */
+    e->buf_limit = e->buf + len + RS_LINE_WINDOW;
     if ((rc = parse_region(e, end, base_line, name, 0, err))) goto done;
     save_tag(e, tag);
     run_lines *L = &e->lines;
@@ -704,7 +720,7 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
     }
     if ((rc = run_groups(e, err))) goto done;
     if (keep_from == 0 && !eof) { /* one topic fills the buffer: grow it */
-      char *nb = rs__realloc(e->buf, rs__mul(cap, 2) + 1);
+      char *nb = rs__realloc(e->buf, rs__mul(cap, 2) + RS_LINE_WINDOW);
       if (!nb) { rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name); goto done; }
       e->buf = nb;
       cap *= 2;
