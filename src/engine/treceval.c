@@ -135,6 +135,25 @@ static void free_lines(run_lines *l)
 
 /* --- parsing ---------------------------------------------------------- */
 
+/* Whether the qids a and b (a before b in the buffer) of n bytes are equal:
+ * one masked 8-byte compare when 8 bytes at b can be read, as each line
+ * asks (a byte loop was a tenth of the parse at 1M x 100). */
+static inline int same_qid(const char *a, const char *b, size_t n, const char *limit)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (n <= 8 && limit - b >= 8) {
+    uint64_t x, y;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    const uint64_t keep = n == 8 ? ~0ull : (1ull << (8 * n)) - 1;
+    return ((x ^ y) & keep) == 0;
+  }
+#else
+  (void)limit;
+#endif
+  return rs__same_bytes(a, b, n);
+}
+
 /* Parses "qid iter docno rank sim tag ..." lines of one slice.  Blank lines
  * and lines whose first non-blank character is '#' are skipped; a line with
  * fewer than six fields, or (strict reading) a score that is not a number,
@@ -196,7 +215,7 @@ static void parse_slice(void *vctx, size_t i, int tid)
   parsed:;
 #endif
     int32_t topic;
-    if (prev_qid && prev_len == tl[0] && rs__same_bytes(prev_qid, tok[0], tl[0])) {
+    if (prev_qid && prev_len == tl[0] && same_qid(prev_qid, tok[0], tl[0], e->buf_limit)) {
       topic = prev_topic;
     } else {
       topic = (int32_t)rs__qrels_topic(q, tok[0], tl[0], rs__hash_bytes(tok[0], tl[0]));
@@ -258,7 +277,7 @@ static int ensure_thread_state(thread_state *ts, const rs_plan *plan, size_t n, 
   size_t cap = ts->cap ? ts->cap : 1024;
   while (cap < n) cap *= 2;
   size_t set_cap = 2;
-  while (set_cap < 2 * cap) set_cap *= 2;
+  while (set_cap < 8 * cap) set_cap *= 2;
   uint32_t *order = rs__realloc(ts->order, rs__mul(cap, sizeof *order));
   if (order) ts->order = order;
   uint32_t *tmp = rs__realloc(ts->tmp, rs__mul(cap, sizeof *tmp));
@@ -331,9 +350,11 @@ static void eval_group(void *vctx, size_t gi, int tid)
   if (!sorted) sort_ranking(L, ord, ts->tmp, n);
   const size_t m = (long)n > e->cfg->plan.max_docs ? (size_t)e->cfg->plan.max_docs : n;
 
-  /* Duplicate docnos among the kept docs are an error, as in trec_eval. */
+  /* Duplicate docnos among the kept docs are an error, as in trec_eval.
+   * The set is at most 1/8 full: whether a slot is taken is a branch the
+   * predictor cannot guess, and at 1/2 full it was taken often. */
   size_t set_n = 2;
-  while (set_n < 2 * m) set_n *= 2;
+  while (set_n < 8 * m) set_n *= 2;
   memset(ts->set, 0, set_n * sizeof *ts->set);
   const char *dup = NULL;
   size_t dup_len = 0;

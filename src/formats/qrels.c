@@ -60,6 +60,7 @@ void rs__qrels_free(rs__qrels *q)
   free(q->grade);
   free(q->slot_off);
   free(q->slot);
+  free(q->bloom);
   free(q->lv_off);
   free(q->lv_grade);
   free(q->lv_count);
@@ -306,10 +307,11 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, rs__qrels **out, r
 
   /* Docno tables and distinct grade levels. */
   q->slot = rs__calloc(n_slots, sizeof *q->slot);
+  q->bloom = rs__calloc(nt, sizeof *q->bloom);
   gtmp = rs__malloc(rs__mul(max_topic, sizeof *gtmp));
   q->lv_grade = rs__malloc(rs__mul(n_lines, sizeof *q->lv_grade));
   q->lv_count = rs__malloc(rs__mul(n_lines, sizeof *q->lv_count));
-  if (!q->slot || !gtmp || !q->lv_grade || !q->lv_count) {
+  if (!q->slot || !q->bloom || !gtmp || !q->lv_grade || !q->lv_count) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
     goto done;
   }
@@ -318,6 +320,7 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, rs__qrels **out, r
     size_t base = q->slot_off[r], mask = q->slot_off[r + 1] - base - 1, ng = 0;
     for (size_t i = a; i < b; i++) {
       uint64_t h = rs__hash_bytes(q->doc[i], q->doc_len[i]);
+      q->bloom[r] |= 1ull << (h >> 58);
       size_t s = (size_t)h & mask;
       while (q->slot[base + s]) s = (s + 1) & mask;
       q->slot[base + s] = (uint32_t)(i - a + 1);
