@@ -500,7 +500,8 @@ static size_t topic_cut(const char *buf, size_t len, size_t pos)
  * (streaming) buf[0, len) holds whole topics, the slices are cut between
  * topics (topic_cut), and each topic is evaluated as its slice reads it;
  * RS_UNSUPPORTED (no message) when a topic turns up a second time. */
-static rs_code parse_region(engine *e, size_t len, size_t base_line, const char *name, int compact, rs_error *err)
+static rs_code parse_region(engine *e, size_t len, size_t base_line, const char *name, int compact,
+                            void (*side)(void *), void *side_ctx, rs_error *err)
 {
   size_t ns = (size_t)e->threads * SLICES_PER_THREAD;
   if (len < ((size_t)1 << 16)) ns = 1;
@@ -526,7 +527,8 @@ static rs_code parse_region(engine *e, size_t len, size_t base_line, const char 
     }
     if (!grow_lines(&e->lines, total)) return rs__fail(err, RS_NOMEM, "%s: out of memory for %zu lines", name, total);
   }
-  rs__parallel_for(k, e->threads, 1, parse_slice, e);
+  if (side) rs__parallel_for_beside(k, e->threads, 1, parse_slice, e, side, side_ctx);
+  else rs__parallel_for(k, e->threads, 1, parse_slice, e);
   /* A slice that stopped here did not read on, so these come before its
    * format errors: the whole-run reading finds those in line order. */
   for (size_t i = 0; i < k; i++)
@@ -627,7 +629,7 @@ static rs_code evaluate_whole(engine *e, const char *path, const char *name, cha
   if (rc) return rc;
   if (len == 0) return rs__fail(err, RS_FORMAT, "%s: the run file is empty", name);
   e->buf_limit = e->buf + len + 1; /* rs__read_all's NUL */
-  if ((rc = parse_region(e, len, 0, name, 1, err))) return rc;
+  if ((rc = parse_region(e, len, 0, name, 1, NULL, NULL, err))) return rc;
   save_tag(e, tag);
   run_lines *L = &e->lines;
   e->n_groups = 0;
@@ -748,6 +750,51 @@ static size_t last_topic_start(const char *buf, size_t end)
   return start;
 }
 
+/* The next block, read by one thread while the others parse this one
+ * (rs__parallel_for_beside): the held-back lines of this block, then new
+ * bytes up to cap.  At 2 threads the read no longer has a parallel region
+ * (and its barrier) of its own. */
+typedef struct {
+  rs__input *in;
+  long long plain;              /* rs__input_plain_size */
+  unsigned long long file_off; /* plain files: where the read starts */
+  const char *tail;             /* held-back lines */
+  size_t tail_len;
+  char *dst; /* the other buffer, cap bytes (and RS_LINE_WINDOW more) */
+  size_t cap;
+  size_t got; /* new bytes read */
+  int eof;
+  rs_code rc;
+  rs_error err;
+} read_ahead;
+
+static void read_next_block(void *vctx)
+{
+  read_ahead *r = vctx;
+  memcpy(r->dst, r->tail, r->tail_len);
+  size_t want = r->cap - r->tail_len, got = 0;
+  r->rc = RS_OK;
+  r->eof = 0;
+  if (r->plain >= 0) {
+    const unsigned long long left =
+        (unsigned long long)r->plain > r->file_off ? (unsigned long long)r->plain - r->file_off : 0;
+    if (left < want) want = (size_t)left;
+    r->rc = rs__input_pread(r->in, r->dst + r->tail_len, want, r->file_off, &got, &r->err);
+    if (got < want || r->file_off + got >= (unsigned long long)r->plain) r->eof = 1;
+  } else {
+    while (!r->rc && got < want) { /* gzip and pipes hand out what they have */
+      size_t n = 0;
+      r->rc = rs__input_read(r->in, r->dst + r->tail_len + got, want - got, &n, &r->err);
+      if (n == 0) {
+        r->eof = 1;
+        break;
+      }
+      got += n;
+    }
+  }
+  r->got = got;
+}
+
 /* Streaming mode: blocks of complete lines, each topic evaluated as soon
  * as its lines are read.  Returns RS_UNSUPPORTED (with no message) when a
  * topic turns up again after its lines ended. */
@@ -760,12 +807,13 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
   int eof = 0, any = 0;
   const long long plain = rs__input_plain_size(in);
   unsigned long long file_off = 0; /* plain files: where the next read starts */
-  if (!(e->buf = rs__malloc(cap + RS_LINE_WINDOW))) {
+  char *spare = NULL;              /* the buffer the next block is read into */
+  if (!(e->buf = rs__malloc(cap + RS_LINE_WINDOW)) || !(spare = rs__malloc(cap + RS_LINE_WINDOW))) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
     goto done;
   }
   while (!eof || len > 0) {
-    if (!eof && len < cap) {
+    if (!eof && len < cap) { /* the first block, or a buffer just grown */
       size_t got = 0;
       if (plain >= 0) {
         const unsigned long long left = (unsigned long long)plain > file_off ? (unsigned long long)plain - file_off : 0;
@@ -788,34 +836,42 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
       while (c > e->buf && c[-1] != '\n') c--;
       end = (size_t)(c - e->buf);
     }
-    if (end == 0 && !eof) { /* one line longer than the buffer */
-      char *nb = rs__realloc(e->buf, rs__mul(cap, 2) + RS_LINE_WINDOW);
-      if (!nb) { rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name); goto done; }
-      e->buf = nb;
-      cap *= 2;
-      continue;
-    }
     /* The last topic of the block may go on in the next one: its lines
      * are held back and read with that block. */
     const size_t keep_from = eof ? end : last_topic_start(e->buf, end);
-    if (keep_from == 0 && !eof) { /* one topic fills the buffer: grow it */
+    if (keep_from == 0 && !eof) { /* one line or one topic fills the buffer: grow both */
       char *nb = rs__realloc(e->buf, rs__mul(cap, 2) + RS_LINE_WINDOW);
-      if (!nb) { rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name); goto done; }
-      e->buf = nb;
+      if (nb) e->buf = nb;
+      char *ns = nb ? rs__realloc(spare, rs__mul(cap, 2) + RS_LINE_WINDOW) : NULL;
+      if (ns) spare = ns;
+      if (!nb || !ns) { rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name); goto done; }
       cap *= 2;
       continue;
     }
     memset(e->buf + len, 0, RS_LINE_WINDOW); /* the line scan reads defined bytes */
     e->buf_limit = e->buf + len + RS_LINE_WINDOW;
-    if ((rc = parse_region(e, keep_from, base_line, name, 0, err))) goto done;
+    read_ahead ra = {.in = in, .plain = plain, .file_off = file_off, .tail = e->buf + keep_from,
+                     .tail_len = len - keep_from, .dst = spare, .cap = cap};
+    if ((rc = parse_region(e, keep_from, base_line, name, 0, eof ? NULL : read_next_block, &ra, err))) goto done;
     save_tag(e, tag);
     for (size_t k = 0; k < e->n_slices; k++) base_line += e->slices[k].n_newlines;
-    memmove(e->buf, e->buf + keep_from, len - keep_from);
-    len -= keep_from;
     if (eof) break;
+    if (ra.rc) { /* after this block's own errors, which come first in the file */
+      rc = ra.rc;
+      if (err) *err = ra.err;
+      goto done;
+    }
+    char *t = e->buf;
+    e->buf = spare;
+    spare = t;
+    len = ra.tail_len + ra.got;
+    file_off += ra.got;
+    eof = ra.eof;
+    any |= ra.got > 0;
   }
   if (!any) rc = rs__fail(err, RS_FORMAT, "%s: the run file is empty", name);
 done:
+  free(spare);
   rs__input_close(in);
   return rc;
 }
