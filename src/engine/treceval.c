@@ -16,10 +16,11 @@
 #include "formats/tokens.h"
 #include "formats/trecrun.h"
 
-/* 8 MB blocks, reused block after block: their buffer and line records
- * are faulted in once, on huge pages (alloc.c), and each block costs three
- * parallel regions, whose barriers are expensive on a loaded machine
- * (10k x 100, 2 threads: 2 MB blocks 380-470 ms of CPU, 8 MB 250-300). */
+/* 8 MB blocks in two buffers used in turn (one is read while the other is
+ * parsed): they are faulted in once, on huge pages (alloc.c), and each
+ * block costs one parallel region, whose barrier is expensive on a loaded
+ * machine (10k x 100, 2 threads, three regions a block: 2 MB blocks
+ * 380-470 ms of CPU, 8 MB 250-300). */
 enum { DEFAULT_BLOCK = 8 << 20, SLICES_PER_THREAD = 4 };
 
 struct rs_te_result {
@@ -803,12 +804,13 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
   rs__input *in = NULL;
   rs_code rc = rs__input_open(path, &in, err);
   if (rc) return rc;
-  size_t cap = e->cfg->block_bytes ? e->cfg->block_bytes : DEFAULT_BLOCK, len = 0, base_line = 0;
+  /* cap + RS_LINE_WINDOW bytes fill whole huge pages (rs__malloc_pages) */
+  size_t cap = e->cfg->block_bytes ? e->cfg->block_bytes : DEFAULT_BLOCK - RS_LINE_WINDOW, len = 0, base_line = 0;
   int eof = 0, any = 0;
   const long long plain = rs__input_plain_size(in);
   unsigned long long file_off = 0; /* plain files: where the next read starts */
   char *spare = NULL;              /* the buffer the next block is read into */
-  if (!(e->buf = rs__malloc(cap + RS_LINE_WINDOW)) || !(spare = rs__malloc(cap + RS_LINE_WINDOW))) {
+  if (!(e->buf = rs__malloc_pages(cap + RS_LINE_WINDOW)) || !(spare = rs__malloc_pages(cap + RS_LINE_WINDOW))) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
     goto done;
   }
@@ -840,11 +842,18 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
      * are held back and read with that block. */
     const size_t keep_from = eof ? end : last_topic_start(e->buf, end);
     if (keep_from == 0 && !eof) { /* one line or one topic fills the buffer: grow both */
-      char *nb = rs__realloc(e->buf, rs__mul(cap, 2) + RS_LINE_WINDOW);
-      if (nb) e->buf = nb;
-      char *ns = nb ? rs__realloc(spare, rs__mul(cap, 2) + RS_LINE_WINDOW) : NULL;
-      if (ns) spare = ns;
-      if (!nb || !ns) { rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name); goto done; }
+      char *nb = rs__malloc_pages(rs__mul(cap, 2) + RS_LINE_WINDOW);
+      char *ns = nb ? rs__malloc_pages(rs__mul(cap, 2) + RS_LINE_WINDOW) : NULL;
+      if (!nb || !ns) {
+        free(nb);
+        rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
+        goto done;
+      }
+      memcpy(nb, e->buf, len);
+      free(e->buf);
+      free(spare);
+      e->buf = nb;
+      spare = ns;
       cap *= 2;
       continue;
     }
