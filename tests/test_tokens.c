@@ -155,3 +155,24 @@ Test(tokens, fast_score_parser_equals_strtod)
   cr_assert(!rs__atof_fast("12345678901234567890", 20, &v), "20 digits (m wraps): strtod's");
   cr_assert(!rs__atof_fast("1e3", 3, &v), "exponents: strtod's");
 }
+
+/* Seeded random decimals of 1 to 24 digits, signs and points anywhere:
+ * rs__atof gives strtod's double, and the fast path, when it answers, too. */
+Test(tokens, fast_score_parser_random_decimals)
+{
+  srand(1818);
+  char buf[40];
+  for (int it = 0; it < 300000; it++) {
+    size_t n = 0;
+    if (rand() % 4 == 0) buf[n++] = rand() % 2 ? '-' : '+';
+    const int digits = 1 + rand() % 24, point = rand() % (digits + 2);
+    for (int d = 0; d < digits; d++) {
+      if (d == point) buf[n++] = '.';
+      buf[n++] = (char)('0' + (rand() % 10 < 3 ? 0 : rand() % 10));
+    }
+    buf[n] = '\0';
+    double fast, want = strtod(buf, NULL);
+    cr_assert_eq(rs__atof(buf, n), want, "'%s': %.17g, expected %.17g", buf, rs__atof(buf, n), want);
+    if (rs__atof_fast(buf, n, &fast)) cr_assert_eq(fast, want, "'%s' fast path: %.17g, expected %.17g", buf, fast, want);
+  }
+}

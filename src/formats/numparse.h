@@ -37,13 +37,23 @@ static inline int rs__atof_fast(const char *s, size_t n, double *out)
    * one test at the end replaces a test per digit (a score is read per run
    * line).  Past 19 digits m may wrap, but then the token goes to strtod,
    * which returns the same correctly rounded double. */
+  /* Two digits a step halve the chain of dependent multiply-adds, which
+   * the parse of a run line waits on (m * 100 + 10a + b = (m * 10 + a) * 10 + b). */
   uint64_t m = 0;
   const char *int0 = p;
-  while (p < end && (unsigned)(*p - '0') < 10) m = m * 10 + (uint64_t)(*p++ - '0');
+  while (end - p >= 2 && (unsigned)(p[0] - '0') < 10 && (unsigned)(p[1] - '0') < 10) {
+    m = m * 100 + (uint64_t)((p[0] - '0') * 10 + (p[1] - '0'));
+    p += 2;
+  }
+  if (p < end && (unsigned)(*p - '0') < 10) m = m * 10 + (uint64_t)(*p++ - '0');
   size_t n_digits = (size_t)(p - int0), n_frac = 0;
   if (p < end && *p == '.') {
     const char *frac0 = ++p;
-    while (p < end && (unsigned)(*p - '0') < 10) m = m * 10 + (uint64_t)(*p++ - '0');
+    while (end - p >= 2 && (unsigned)(p[0] - '0') < 10 && (unsigned)(p[1] - '0') < 10) {
+      m = m * 100 + (uint64_t)((p[0] - '0') * 10 + (p[1] - '0'));
+      p += 2;
+    }
+    if (p < end && (unsigned)(*p - '0') < 10) m = m * 10 + (uint64_t)(*p++ - '0');
     n_frac = (size_t)(p - frac0);
     n_digits += n_frac;
   }
