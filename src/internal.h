@@ -36,6 +36,11 @@ rs_code rs__fail(rs_error *err, rs_code code, const char *fmt, ...) RS_PRINTF(3,
 void *rs__malloc(size_t size);
 void *rs__calloc(size_t n, size_t size);
 void *rs__realloc(void *p, size_t size);
+/* As rs__malloc, on whole 2 MB pages (aligned, the size rounded up) for a
+ * block of a few MB that is filled and refilled: a transparent huge page
+ * takes one fault where an unaligned block takes hundreds of 4 kB ones.
+ * Freed with free; never realloc'd (realloc does not keep the alignment). */
+void *rs__malloc_pages(size_t size);
 /* n * size, or SIZE_MAX when that overflows (so the allocation fails). */
 size_t rs__mul(size_t n, size_t size);
 

@@ -13,12 +13,14 @@
 #include "formats/qrels.h"
 #include "engine/sched.h"
 #include "formats/textio.h"
+#include "formats/tokens.h"
 #include "formats/trecrun.h"
 
-/* 8 MB blocks, reused block after block: their buffer and line records
- * are faulted in once, on huge pages (alloc.c), and each block costs three
- * parallel regions, whose barriers are expensive on a loaded machine
- * (10k x 100, 2 threads: 2 MB blocks 380-470 ms of CPU, 8 MB 250-300). */
+/* 8 MB blocks in two buffers used in turn (one is read while the other is
+ * parsed): they are faulted in once, on huge pages (alloc.c), and each
+ * block costs one parallel region, whose barrier is expensive on a loaded
+ * machine (10k x 100, 2 threads, three regions a block: 2 MB blocks
+ * 380-470 ms of CPU, 8 MB 250-300). */
 enum { DEFAULT_BLOCK = 8 << 20, SLICES_PER_THREAD = 4 };
 
 struct rs_te_result {
@@ -53,6 +55,8 @@ typedef struct {
   size_t score_off, score_len; /* the score token that is not a number (strict reading) */
   const char *tag; /* run tag of its last data line */
   size_t tag_len;
+  int interleaved; /* streaming: a topic it ranks was ranked before */
+  int nomem;       /* streaming: no memory for a ranking */
 } slice;
 
 typedef struct {
@@ -70,6 +74,7 @@ typedef struct {
   size_t set_cap;
   rs_scratch ms;
   int has_ms;
+  run_lines group; /* streaming: the records of the topic being read */
   /* lowest failing topic seen by this thread */
   long err_topic;
   char err_doc[200];
@@ -81,6 +86,7 @@ typedef struct {
   rs_te_result *res;
   int threads;
   char *buf;
+  const char *buf_limit; /* bytes up to here may be read (RS_LINE_WINDOW) */
   run_lines lines;
   slice *slices;
   size_t n_slices;
@@ -91,6 +97,7 @@ typedef struct {
   rs__ranking_fn visit; /* rs__te_rankings: hand rankings over instead of scoring */
   void *visit_ctx;
   rs__numbers numbers; /* trec_eval's atof, or scores that must be numbers */
+  int streaming;       /* parse_slice evaluates each topic as soon as its lines are read */
 } engine;
 
 static inline int is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
@@ -133,27 +140,86 @@ static void free_lines(run_lines *l)
 
 /* --- parsing ---------------------------------------------------------- */
 
+/* Whether the qids a and b (a before b in the buffer) of n bytes are equal:
+ * one masked 8-byte compare when 8 bytes at b can be read, as each line
+ * asks (a byte loop was a tenth of the parse at 1M x 100). */
+static inline int same_qid(const char *a, const char *b, size_t n, const char *limit)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (n <= 8 && limit - b >= 8) {
+    uint64_t x, y;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    const uint64_t keep = n == 8 ? ~0ull : (1ull << (8 * n)) - 1;
+    return ((x ^ y) & keep) == 0;
+  }
+#else
+  (void)limit;
+#endif
+  return rs__same_bytes(a, b, n);
+}
+
+static int ensure_thread_state(thread_state *ts, const rs_plan *plan, size_t n, size_t max_levels, rs_error *err);
+static void eval_ranking(engine *e, thread_state *ts, size_t t, const run_lines *V, size_t n);
+
+/* Streaming: the n records in ts->group are all the lines of topic (the
+ * slices are cut between topics), so it is evaluated now, while they are
+ * in cache, unless an earlier group claimed the topic: then the run
+ * interleaves topics and is read again whole. */
+static int flush_group(engine *e, slice *s, thread_state *ts, int32_t topic, size_t n)
+{
+  if (topic < 0) return 1; /* a topic the qrels do not judge: skipped, as by trec_eval */
+  if (__atomic_exchange_n(&e->res->present[topic], (unsigned char)1, __ATOMIC_RELAXED)) {
+    s->interleaved = 1;
+    return 0;
+  }
+  if (!ensure_thread_state(ts, &e->cfg->plan, n, e->max_levels, NULL)) {
+    s->nomem = 1;
+    return 0;
+  }
+  eval_ranking(e, ts, (size_t)topic, &ts->group, n);
+  return 1;
+}
+
 /* Parses "qid iter docno rank sim tag ..." lines of one slice.  Blank lines
  * and lines whose first non-blank character is '#' are skipped; a line with
  * fewer than six fields, or (strict reading) a score that is not a number,
- * stops the slice with an error. */
+ * stops the slice with an error.  Whole-run mode stores the records at
+ * e->lines[rec0...]; streaming keeps one topic's records in the thread's
+ * group and evaluates each topic when its lines end (flush_group): nothing
+ * is stored per block, and a block costs one parallel region, not two. */
 static void parse_slice(void *vctx, size_t i, int tid)
 {
-  (void)tid;
   engine *e = vctx;
   slice *s = &e->slices[i];
   const rs__qrels *q = e->q;
-  run_lines *L = &e->lines;
+  thread_state *ts = &e->ts[tid];
+  const int streaming = e->streaming;
+  run_lines *L = streaming ? &ts->group : &e->lines;
   const char *p = e->buf + s->begin, *const end = e->buf + s->end;
-  size_t r = s->rec0;
+  size_t r = streaming ? 0 : s->rec0;
+  int32_t group_topic = -1; /* streaming: the topic of L[0, r) */
+  int ok = 1;
   const char *prev_qid = NULL;
   size_t prev_len = 0;
   int32_t prev_topic = -1;
   size_t n_newlines = 0;
   s->err_off = SIZE_MAX;
   s->tag = NULL;
+  s->interleaved = s->nomem = 0;
   while (p < end) {
     const char *line = p;
+    const char *tok[6];
+    size_t tl[6];
+#ifdef RS_HAVE_LINE_TOKENS
+    size_t n_line;
+    if (p + RS_LINE_WINDOW <= e->buf_limit && (n_line = rs__line_tokens(p, 6, tok, tl)) != 0 &&
+        n_line <= (size_t)(end - p)) {
+      p += n_line; /* a data line that fits the window: the common case */
+      n_newlines++;
+      goto parsed;
+    }
+#endif
     while (p < end && *p != '\n' && is_space((unsigned char)*p)) p++;
     if (p == end) break;
     if (*p == '\n' || *p == '#') { /* blank or comment line */
@@ -162,27 +228,29 @@ static void parse_slice(void *vctx, size_t i, int tid)
       n_newlines += nl != NULL;
       continue;
     }
-    const char *tok[6];
-    size_t tl[6];
     int nt = 0;
-    while (nt < 6) { /* one table load per byte (CH_*), not two or three comparisons */
+    while (nt < 6) { /* blanks: one table load per byte (CH_*); tokens: 8 bytes a step */
       while (p < end && char_class[(unsigned char)*p] == CH_BLANK) p++;
       if (p == end || *p == '\n') break;
       tok[nt] = p;
-      while (p < end && char_class[(unsigned char)*p] == CH_TOKEN) p++;
+      p = rs__token_end(p + 1, end);
       tl[nt] = (size_t)(p - tok[nt]);
       nt++;
     }
     if (nt < 6) {
       s->err_off = (size_t)(line - e->buf);
       s->err_fields = nt;
+      ok = 0;
       break;
     }
     const char *nl = *p == '\n' ? p : memchr(p, '\n', (size_t)(end - p)); /* the rest is ignored */
     p = nl ? nl + 1 : end;
     n_newlines += nl != NULL;
+#ifdef RS_HAVE_LINE_TOKENS
+  parsed:;
+#endif
     int32_t topic;
-    if (prev_qid && prev_len == tl[0] && rs__same_bytes(prev_qid, tok[0], tl[0])) {
+    if (prev_qid && prev_len == tl[0] && same_qid(prev_qid, tok[0], tl[0], e->buf_limit)) {
       topic = prev_topic;
     } else {
       topic = (int32_t)rs__qrels_topic(q, tok[0], tl[0], rs__hash_bytes(tok[0], tl[0]));
@@ -190,26 +258,44 @@ static void parse_slice(void *vctx, size_t i, int tid)
       prev_len = tl[0];
       prev_topic = topic;
     }
-    L->qid[r] = tok[0];
-    L->doc[r] = tok[2];
-    L->doc_len[r] = (uint32_t)tl[2];
-    L->topic[r] = topic;
+    double score;
     if (e->numbers == RS_NUMBERS_STRICT) {
-      if (!rs__strict_atof(tok[4], tl[4], &L->score[r])) {
+      if (!rs__strict_atof(tok[4], tl[4], &score)) {
         s->err_off = (size_t)(line - e->buf);
         s->err_fields = 0;
         s->score_off = (size_t)(tok[4] - e->buf);
         s->score_len = tl[4];
+        ok = 0;
         break;
       }
     } else {
-      L->score[r] = rs__atof(tok[4], tl[4]);
+      score = rs__atof(tok[4], tl[4]);
     }
-    r++;
     s->tag = tok[5];
     s->tag_len = tl[5];
+    if (streaming) {
+      if (r > 0 && topic != group_topic) {
+        if (!(ok = flush_group(e, s, ts, group_topic, r))) break;
+        r = 0;
+      }
+      group_topic = topic;
+      if (topic < 0) continue; /* not judged: its records are not needed */
+      if (r == L->cap && !grow_lines(L, r + 1)) {
+        s->nomem = 1;
+        ok = 0;
+        break;
+      }
+    } else {
+      L->qid[r] = tok[0];
+      L->topic[r] = topic;
+    }
+    L->doc[r] = tok[2];
+    L->doc_len[r] = (uint32_t)tl[2];
+    L->score[r] = score;
+    r++;
   }
-  s->n_rec = r - s->rec0;
+  if (streaming && ok && r > 0) flush_group(e, s, ts, group_topic, r);
+  s->n_rec = streaming ? 0 : r - s->rec0;
   s->n_newlines = n_newlines;
 }
 
@@ -244,7 +330,7 @@ static int ensure_thread_state(thread_state *ts, const rs_plan *plan, size_t n, 
   size_t cap = ts->cap ? ts->cap : 1024;
   while (cap < n) cap *= 2;
   size_t set_cap = 2;
-  while (set_cap < 2 * cap) set_cap *= 2;
+  while (set_cap < 8 * cap) set_cap *= 2;
   uint32_t *order = rs__realloc(ts->order, rs__mul(cap, sizeof *order));
   if (order) ts->order = order;
   uint32_t *tmp = rs__realloc(ts->tmp, rs__mul(cap, sizeof *tmp));
@@ -301,25 +387,24 @@ static void finish_topic(engine *e, thread_state *ts, size_t t, int32_t *rel, si
                 res->relstrings ? res->relstrings + t * res->relstring_stride : NULL);
 }
 
-static void eval_group(void *vctx, size_t gi, int tid)
+/* Ranks, checks and evaluates topic t's records V[0, n) (all its lines). */
+static void eval_ranking(engine *e, thread_state *ts, size_t t, const run_lines *V, size_t n)
 {
-  engine *e = vctx;
-  const group *g = &e->groups[gi];
-  thread_state *ts = &e->ts[tid];
-  const run_lines *L = &e->lines;
+  const run_lines *L = V;
   const rs__qrels *q = e->q;
-  const size_t t = (size_t)g->topic, n = g->b - g->a;
   uint32_t *ord = ts->order;
 
   int sorted = 1;
-  for (size_t i = 0; i < n; i++) ord[i] = (uint32_t)(g->a + i);
+  for (size_t i = 0; i < n; i++) ord[i] = (uint32_t)i;
   for (size_t i = 1; i < n && sorted; i++) sorted = rank_cmp(L, ord[i - 1], ord[i]) <= 0;
   if (!sorted) sort_ranking(L, ord, ts->tmp, n);
   const size_t m = (long)n > e->cfg->plan.max_docs ? (size_t)e->cfg->plan.max_docs : n;
 
-  /* Duplicate docnos among the kept docs are an error, as in trec_eval. */
+  /* Duplicate docnos among the kept docs are an error, as in trec_eval.
+   * The set is at most 1/8 full: whether a slot is taken is a branch the
+   * predictor cannot guess, and at 1/2 full it was taken often. */
   size_t set_n = 2;
-  while (set_n < 2 * m) set_n *= 2;
+  while (set_n < 8 * m) set_n *= 2;
   memset(ts->set, 0, set_n * sizeof *ts->set);
   const char *dup = NULL;
   size_t dup_len = 0;
@@ -342,11 +427,11 @@ static void eval_group(void *vctx, size_t gi, int tid)
     if (!ts->set[s]) ts->set[s] = (uint32_t)(i + 1);
   }
   if (dup) {
-    note_topic_error(ts, g->topic, dup, dup_len);
+    note_topic_error(ts, (int32_t)t, dup, dup_len);
     return;
   }
   if (q->dup[t] != SIZE_MAX) {
-    note_topic_error(ts, g->topic, q->doc[q->dup[t]], q->doc_len[q->dup[t]]);
+    note_topic_error(ts, (int32_t)t, q->doc[q->dup[t]], q->doc_len[q->dup[t]]);
     return;
   }
   if (e->visit) {
@@ -360,6 +445,16 @@ static void eval_group(void *vctx, size_t gi, int tid)
     rel[i] = gr == INT32_MIN ? RS_REL_UNPOOLED : gr < 0 ? RS_REL_UNJUDGED : gr;
   }
   finish_topic(e, ts, t, rel, m);
+}
+
+/* Whole-run mode: group gi is a topic's records e->lines[a, b). */
+static void eval_group(void *vctx, size_t gi, int tid)
+{
+  engine *e = vctx;
+  const group *g = &e->groups[gi];
+  const run_lines *L = &e->lines;
+  const run_lines V = {.doc = L->doc + g->a, .doc_len = L->doc_len + g->a, .score = L->score + g->a};
+  eval_ranking(e, &e->ts[tid], (size_t)g->topic, &V, g->b - g->a);
 }
 
 /* --- blocks ------------------------------------------------------------ */
@@ -401,11 +496,13 @@ static size_t topic_cut(const char *buf, size_t len, size_t pos)
   return (size_t)(p - buf);
 }
 
-/* Parses buf[0, len) (complete lines only) on all threads into e->lines.
- * compact: the records end up in e->lines[0, n); else each slice keeps its
- * own range (rec0, n_rec), and slices are cut between topics (topic_cut),
- * so that each topic's records are contiguous in one slice. */
-static rs_code parse_region(engine *e, size_t len, size_t base_line, const char *name, int compact, rs_error *err)
+/* Parses buf[0, len) (complete lines only) on all threads.  compact
+ * (whole-run mode): the records end up in e->lines[0, n).  Else
+ * (streaming) buf[0, len) holds whole topics, the slices are cut between
+ * topics (topic_cut), and each topic is evaluated as its slice reads it;
+ * RS_UNSUPPORTED (no message) when a topic turns up a second time. */
+static rs_code parse_region(engine *e, size_t len, size_t base_line, const char *name, int compact,
+                            void (*side)(void *), void *side_ctx, rs_error *err)
 {
   size_t ns = (size_t)e->threads * SLICES_PER_THREAD;
   if (len < ((size_t)1 << 16)) ns = 1;
@@ -420,15 +517,25 @@ static rs_code parse_region(engine *e, size_t len, size_t base_line, const char 
     pos = end;
   }
   e->n_slices = k;
-  /* A data line has at least 6 fields, so at least 12 bytes: reserve that
-   * many records per slice (untouched pages cost no memory). */
-  size_t total = 0;
-  for (size_t i = 0; i < k; i++) {
-    e->slices[i].rec0 = total;
-    total += (e->slices[i].end - e->slices[i].begin) / 12 + 1;
+  e->streaming = !compact;
+  if (compact) {
+    /* A data line has at least 6 fields, so at least 12 bytes: reserve that
+     * many records per slice (untouched pages cost no memory). */
+    size_t total = 0;
+    for (size_t i = 0; i < k; i++) {
+      e->slices[i].rec0 = total;
+      total += (e->slices[i].end - e->slices[i].begin) / 12 + 1;
+    }
+    if (!grow_lines(&e->lines, total)) return rs__fail(err, RS_NOMEM, "%s: out of memory for %zu lines", name, total);
   }
-  if (!grow_lines(&e->lines, total)) return rs__fail(err, RS_NOMEM, "%s: out of memory for %zu lines", name, total);
-  rs__parallel_for(k, e->threads, 1, parse_slice, e);
+  if (side) rs__parallel_for_beside(k, e->threads, 1, parse_slice, e, side, side_ctx);
+  else rs__parallel_for(k, e->threads, 1, parse_slice, e);
+  /* A slice that stopped here did not read on, so these come before its
+   * format errors: the whole-run reading finds those in line order. */
+  for (size_t i = 0; i < k; i++)
+    if (e->slices[i].nomem) return rs__fail(err, RS_NOMEM, "%s: out of memory for a ranking", name);
+  for (size_t i = 0; i < k; i++)
+    if (e->slices[i].interleaved) return RS_UNSUPPORTED;
 
   size_t line = base_line;
   for (size_t i = 0; i < k; i++) {
@@ -522,7 +629,8 @@ static rs_code evaluate_whole(engine *e, const char *path, const char *name, cha
   rs_code rc = rs__read_all(path, &e->buf, &len, err);
   if (rc) return rc;
   if (len == 0) return rs__fail(err, RS_FORMAT, "%s: the run file is empty", name);
-  if ((rc = parse_region(e, len, 0, name, 1, err))) return rc;
+  e->buf_limit = e->buf + len + 1; /* rs__read_all's NUL */
+  if ((rc = parse_region(e, len, 0, name, 1, NULL, NULL, err))) return rc;
   save_tag(e, tag);
   run_lines *L = &e->lines;
   e->n_groups = 0;
@@ -620,24 +728,94 @@ static rs_code fill_parallel(engine *e, const rs__input *in, char *buf, size_t w
   return RS_OK;
 }
 
-/* Streaming mode: blocks of complete lines; a topic's lines are evaluated
- * once the block that ends them is read.  Returns RS_UNSUPPORTED (with no
- * message) when a topic turns up again after its lines ended. */
+/* The start of the last topic's lines in buf[0, end) (end a line start):
+ * the first line of the final run of data lines with one qid (blank and
+ * comment lines among or after them go with them); end when there is no
+ * data line. */
+static size_t last_topic_start(const char *buf, size_t end)
+{
+  const char *last = NULL;
+  size_t last_n = 0, start = end;
+  for (size_t at = end; at > 0;) {
+    size_t a = at - 1;
+    while (a > 0 && buf[a - 1] != '\n') a--;
+    size_t n;
+    const char *qid = line_qid(buf + a, buf + end, &n);
+    if (n) {
+      if (!last) last = qid, last_n = n;
+      else if (n != last_n || memcmp(qid, last, n) != 0) break;
+      start = a;
+    }
+    at = a;
+  }
+  return start;
+}
+
+/* The next block, read by one thread while the others parse this one
+ * (rs__parallel_for_beside): the held-back lines of this block, then new
+ * bytes up to cap.  At 2 threads the read no longer has a parallel region
+ * (and its barrier) of its own. */
+typedef struct {
+  rs__input *in;
+  long long plain;              /* rs__input_plain_size */
+  unsigned long long file_off; /* plain files: where the read starts */
+  const char *tail;             /* held-back lines */
+  size_t tail_len;
+  char *dst; /* the other buffer, cap bytes (and RS_LINE_WINDOW more) */
+  size_t cap;
+  size_t got; /* new bytes read */
+  int eof;
+  rs_code rc;
+  rs_error err;
+} read_ahead;
+
+static void read_next_block(void *vctx)
+{
+  read_ahead *r = vctx;
+  memcpy(r->dst, r->tail, r->tail_len);
+  size_t want = r->cap - r->tail_len, got = 0;
+  r->rc = RS_OK;
+  r->eof = 0;
+  if (r->plain >= 0) {
+    const unsigned long long left =
+        (unsigned long long)r->plain > r->file_off ? (unsigned long long)r->plain - r->file_off : 0;
+    if (left < want) want = (size_t)left;
+    r->rc = rs__input_pread(r->in, r->dst + r->tail_len, want, r->file_off, &got, &r->err);
+    if (got < want || r->file_off + got >= (unsigned long long)r->plain) r->eof = 1;
+  } else {
+    while (!r->rc && got < want) { /* gzip and pipes hand out what they have */
+      size_t n = 0;
+      r->rc = rs__input_read(r->in, r->dst + r->tail_len + got, want - got, &n, &r->err);
+      if (n == 0) {
+        r->eof = 1;
+        break;
+      }
+      got += n;
+    }
+  }
+  r->got = got;
+}
+
+/* Streaming mode: blocks of complete lines, each topic evaluated as soon
+ * as its lines are read.  Returns RS_UNSUPPORTED (with no message) when a
+ * topic turns up again after its lines ended. */
 static rs_code evaluate_stream(engine *e, const char *path, const char *name, char **tag, rs_error *err)
 {
   rs__input *in = NULL;
   rs_code rc = rs__input_open(path, &in, err);
   if (rc) return rc;
-  size_t cap = e->cfg->block_bytes ? e->cfg->block_bytes : DEFAULT_BLOCK, len = 0, base_line = 0;
+  /* cap + RS_LINE_WINDOW bytes fill whole huge pages (rs__malloc_pages) */
+  size_t cap = e->cfg->block_bytes ? e->cfg->block_bytes : DEFAULT_BLOCK - RS_LINE_WINDOW, len = 0, base_line = 0;
   int eof = 0, any = 0;
   const long long plain = rs__input_plain_size(in);
   unsigned long long file_off = 0; /* plain files: where the next read starts */
-  if (!(e->buf = rs__malloc(cap + 1))) {
+  char *spare = NULL;              /* the buffer the next block is read into */
+  if (!(e->buf = rs__malloc_pages(cap + RS_LINE_WINDOW)) || !(spare = rs__malloc_pages(cap + RS_LINE_WINDOW))) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
     goto done;
   }
   while (!eof || len > 0) {
-    if (!eof && len < cap) {
+    if (!eof && len < cap) { /* the first block, or a buffer just grown */
       size_t got = 0;
       if (plain >= 0) {
         const unsigned long long left = (unsigned long long)plain > file_off ? (unsigned long long)plain - file_off : 0;
@@ -660,65 +838,49 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
       while (c > e->buf && c[-1] != '\n') c--;
       end = (size_t)(c - e->buf);
     }
-    if (end == 0 && !eof) { /* one line longer than the buffer */
-      char *nb = rs__realloc(e->buf, rs__mul(cap, 2) + 1);
-      if (!nb) { rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name); goto done; }
-      e->buf = nb;
-      cap *= 2;
-      continue;
-    }
-    if ((rc = parse_region(e, end, base_line, name, 0, err))) goto done;
-    save_tag(e, tag);
-    run_lines *L = &e->lines;
-    e->n_groups = 0;
-    size_t keep_from = end; /* byte offset where the held-back lines start */
-    /* Each slice holds whole topics (topic_cut): its runs of one topic are
-     * the groups.  The last topic of the last slice with lines may go on
-     * in the next block. */
-    size_t last = e->n_slices;
-    while (last > 0 && e->slices[last - 1].n_rec == 0) last--;
-    for (size_t k = 0; k < last; k++) {
-      const slice *sl = &e->slices[k];
-      const size_t stop = sl->rec0 + sl->n_rec;
-      for (size_t a = sl->rec0; a < stop;) {
-        size_t b = a + 1;
-        while (b < stop && L->topic[b] == L->topic[a]) b++;
-        if (b == stop && k + 1 == last && !eof) {
-          const char *c = L->qid[a];
-          while (c > e->buf && c[-1] != '\n') c--;
-          keep_from = (size_t)(c - e->buf);
-          break;
-        }
-        int32_t t = L->topic[a];
-        if (t >= 0) {
-          if (e->res->present[t]) {
-            rc = RS_UNSUPPORTED; /* interleaved topics: the caller rereads */
-            goto done;
-          }
-          e->res->present[t] = 1;
-          if (!push_group(e, a, b, t)) { rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name); goto done; }
-        }
-        a = b;
+    /* The last topic of the block may go on in the next one: its lines
+     * are held back and read with that block. */
+    const size_t keep_from = eof ? end : last_topic_start(e->buf, end);
+    if (keep_from == 0 && !eof) { /* one line or one topic fills the buffer: grow both */
+      char *nb = rs__malloc_pages(rs__mul(cap, 2) + RS_LINE_WINDOW);
+      char *ns = nb ? rs__malloc_pages(rs__mul(cap, 2) + RS_LINE_WINDOW) : NULL;
+      if (!nb || !ns) {
+        free(nb);
+        rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
+        goto done;
       }
-    }
-    if ((rc = run_groups(e, err))) goto done;
-    if (keep_from == 0 && !eof) { /* one topic fills the buffer: grow it */
-      char *nb = rs__realloc(e->buf, rs__mul(cap, 2) + 1);
-      if (!nb) { rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name); goto done; }
+      memcpy(nb, e->buf, len);
+      free(e->buf);
+      free(spare);
       e->buf = nb;
+      spare = ns;
       cap *= 2;
       continue;
     }
-    size_t n_nl = 0, held = 0;
-    for (size_t k = 0; k < e->n_slices; k++) n_nl += e->slices[k].n_newlines;
-    for (size_t k = keep_from; k < end; k++) held += e->buf[k] == '\n';
-    base_line += n_nl - held;
-    memmove(e->buf, e->buf + keep_from, len - keep_from);
-    len -= keep_from;
+    memset(e->buf + len, 0, RS_LINE_WINDOW); /* the line scan reads defined bytes */
+    e->buf_limit = e->buf + len + RS_LINE_WINDOW;
+    read_ahead ra = {.in = in, .plain = plain, .file_off = file_off, .tail = e->buf + keep_from,
+                     .tail_len = len - keep_from, .dst = spare, .cap = cap};
+    if ((rc = parse_region(e, keep_from, base_line, name, 0, eof ? NULL : read_next_block, &ra, err))) goto done;
+    save_tag(e, tag);
+    for (size_t k = 0; k < e->n_slices; k++) base_line += e->slices[k].n_newlines;
     if (eof) break;
+    if (ra.rc) { /* after this block's own errors, which come first in the file */
+      rc = ra.rc;
+      if (err) *err = ra.err;
+      goto done;
+    }
+    char *t = e->buf;
+    e->buf = spare;
+    spare = t;
+    len = ra.tail_len + ra.got;
+    file_off += ra.got;
+    eof = ra.eof;
+    any |= ra.got > 0;
   }
   if (!any) rc = rs__fail(err, RS_FORMAT, "%s: the run file is empty", name);
 done:
+  free(spare);
   rs__input_close(in);
   return rc;
 }
@@ -846,6 +1008,7 @@ done:
     free(e.ts[t].hash);
     free(e.ts[t].rel);
     free(e.ts[t].set);
+    free_lines(&e.ts[t].group);
     if (e.ts[t].has_ms) rs_scratch_free(&e.ts[t].ms);
   }
   free(e.ts);

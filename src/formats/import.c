@@ -434,6 +434,11 @@ static void collect(void *vctx, size_t topic, const char *const *doc, const uint
 {
   collect_ctx *c = vctx;
   topic_ranking *tr = &c->t[topic];
+  /* A run that interleaves topics is read again whole, and its topics come
+   * again: the last call holds the whole ranking (trecrun.h). */
+  free(tr->ids);
+  free(tr->score);
+  *tr = (topic_ranking){0};
   size_t bytes = 0;
   for (size_t i = 0; i < n; i++) bytes += doc_len[order[i]] + 1;
   tr->ids = rs__malloc(bytes);

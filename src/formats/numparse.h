@@ -33,23 +33,31 @@ static inline int rs__atof_fast(const char *s, size_t n, double *out)
   const char *p = s, *end = s + n;
   int neg = 0;
   if (p < end && (*p == '-' || *p == '+')) neg = (*p++ == '-');
+  /* 19 digits cannot overflow 64 bits, and m only grows digit by digit, so
+   * one test at the end replaces a test per digit (a score is read per run
+   * line).  Past 19 digits m may wrap, but then the token goes to strtod,
+   * which returns the same correctly rounded double. */
+  /* Two digits a step halve the chain of dependent multiply-adds, which
+   * the parse of a run line waits on (m * 100 + 10a + b = (m * 10 + a) * 10 + b). */
   uint64_t m = 0;
-  int n_digits = 0, n_frac = 0;
-  while (p < end && (unsigned)(*p - '0') < 10) {
-    m = m * 10 + (uint64_t)(*p++ - '0');
-    if (m >> 53) return 0;
-    n_digits++;
+  const char *int0 = p;
+  while (end - p >= 2 && (unsigned)(p[0] - '0') < 10 && (unsigned)(p[1] - '0') < 10) {
+    m = m * 100 + (uint64_t)((p[0] - '0') * 10 + (p[1] - '0'));
+    p += 2;
   }
+  if (p < end && (unsigned)(*p - '0') < 10) m = m * 10 + (uint64_t)(*p++ - '0');
+  size_t n_digits = (size_t)(p - int0), n_frac = 0;
   if (p < end && *p == '.') {
-    p++;
-    while (p < end && (unsigned)(*p - '0') < 10) {
-      m = m * 10 + (uint64_t)(*p++ - '0');
-      if (m >> 53) return 0;
-      n_digits++;
-      n_frac++;
+    const char *frac0 = ++p;
+    while (end - p >= 2 && (unsigned)(p[0] - '0') < 10 && (unsigned)(p[1] - '0') < 10) {
+      m = m * 100 + (uint64_t)((p[0] - '0') * 10 + (p[1] - '0'));
+      p += 2;
     }
+    if (p < end && (unsigned)(*p - '0') < 10) m = m * 10 + (uint64_t)(*p++ - '0');
+    n_frac = (size_t)(p - frac0);
+    n_digits += n_frac;
   }
-  if (p != end || n_digits == 0 || n_frac > 22) return 0;
+  if (p != end || n_digits == 0 || n_digits > 19 || n_frac > 22 || (m >> 53)) return 0;
   double v = (double)m;
   if (n_frac) v = v / pow10[n_frac];
   *out = neg ? -v : v;

@@ -33,6 +33,11 @@ typedef struct rs__qrels {
    * each slot 0 (empty) or 1 + the judgment's index within its topic. */
   size_t *slot_off;
   uint32_t *slot;
+  /* Per topic, bit (h >> 58) set for the hash h of each of its docnos: most
+   * ranked docs are not judged (generated 10k x 100 run: 97%), and one bit
+   * test turns them away without a probe whose outcome the branch predictor
+   * cannot guess (1M x 100: the probe was 20% of the ranking work). */
+  uint64_t *bloom;
 
   /* Distinct non-negative grades per topic, ascending, with their counts. */
   size_t *lv_off;
@@ -76,6 +81,7 @@ static inline long rs__qrels_topic(const rs__qrels *q, const char *id, size_t le
 static inline int32_t rs__qrels_grade(const rs__qrels *q, size_t t, const char *doc, size_t len,
                                       uint64_t h)
 {
+  if (!((q->bloom[t] >> (h >> 58)) & 1)) return INT32_MIN;
   const size_t base = q->slot_off[t], mask = q->slot_off[t + 1] - base - 1, first = q->off[t];
   const uint32_t tag = (uint32_t)(h >> 32);
   for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {

@@ -5,8 +5,13 @@
  * with the topic's ranking in trec_eval's order (score descending, ties by
  * docno descending), duplicates rejected as trec_eval rejects them.  doc,
  * doc_len and score are indexed by order[0..n); they are valid during the
- * call only.  fn is called from several threads at once, never twice for
- * a topic.  Topics the qrels do not judge are skipped, as trec_eval skips
+ * call only.  fn is called from several threads at once, never for one
+ * topic at once.  A run that interleaves topics (one turns up again after
+ * its lines ended) is read again whole once that is seen, and fn is then
+ * called again for the topics it had seen, maybe with part of their lines:
+ * the last call for a topic holds its whole ranking.  (Streaming evaluates
+ * a topic as soon as its lines end, before the rest of its block is read.)
+ * Topics the qrels do not judge are skipped, as trec_eval skips
  * them; topic indexes follow the qrels' strcmp order (rs__qrels_read). */
 #ifndef RAGSWEEP_TRECRUN_H
 #define RAGSWEEP_TRECRUN_H

@@ -1,0 +1,178 @@
+/* test_tokens.c: the TREC text scanners (src/formats/tokens.h) and the fast
+ * score parser (numparse.h), checked on hand-worked lines and against naive
+ * byte-at-a-time readers on every byte value and on seeded random lines. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/numparse.h"
+#include "formats/tokens.h"
+
+static const char *naive_token_end(const char *p, const char *end)
+{
+  while (p < end && !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\v' || *p == '\f' || *p == '\r')) p++;
+  return p;
+}
+
+Test(tokens, token_end_hand_worked)
+{
+  const char *s = "doc7872442 20.6391";
+  cr_assert_eq(rs__token_end(s, s + strlen(s)) - s, 10);
+  const char *t = "abcdefghijklmnop\tq"; /* the white space is in the third 8-byte step */
+  cr_assert_eq(rs__token_end(t, t + strlen(t)) - t, 16);
+  const char u[] = "ab\x01\x1f\x7f\x80\xff" "cdefgh\rx"; /* control and high bytes belong to the token */
+  cr_assert_eq(rs__token_end(u, u + sizeof u - 1) - u, 13);
+  const char *v = "abcdefghijkl";
+  cr_assert_eq(rs__token_end(v, v + 12) - v, 12, "no white space: the end");
+  cr_assert_eq(rs__token_end(v, v + 5) - v, 5, "never past end");
+}
+
+/* Every byte value at every position of a 20-byte token. */
+Test(tokens, token_end_every_byte_every_position)
+{
+  char buf[24];
+  for (int c = 0; c < 256; c++) {
+    for (int pos = 0; pos < 20; pos++) {
+      memset(buf, 'x', sizeof buf);
+      buf[pos] = (char)c;
+      buf[20] = ' ';
+      const char *want = naive_token_end(buf, buf + 21), *got = rs__token_end(buf, buf + 21);
+      cr_assert_eq(got, want, "byte 0x%02x at %d: %td, expected %td", c, pos, got - buf, want - buf);
+    }
+  }
+}
+
+/* The naive reader of a run line's first n tokens: 0 for a blank or
+ * comment line or one with fewer tokens, else the line's length. */
+static size_t naive_line(const char *p, const char *end, int n, const char **tok, size_t *tl)
+{
+  const char *nl = memchr(p, '\n', (size_t)(end - p));
+  if (!nl) return 0;
+  const char *c = p;
+  int k = 0;
+  while (k < n) {
+    while (c < nl && rs__is_space((unsigned char)*c)) c++;
+    if (c == nl) return 0;
+    if (k == 0 && *c == '#') return 0;
+    tok[k] = c;
+    c = naive_token_end(c, nl);
+    tl[k] = (size_t)(c - tok[k]);
+    k++;
+  }
+  return (size_t)(nl - p) + 1;
+}
+
+#ifdef RS_HAVE_LINE_TOKENS
+static size_t scan(const char *line, const char **tok, size_t *tl)
+{
+  static char buf[RS_LINE_WINDOW + 8];
+  memset(buf, 'z', sizeof buf);
+  memcpy(buf, line, strlen(line) < sizeof buf ? strlen(line) : sizeof buf);
+  size_t n = rs__line_tokens(buf, 6, tok, tl);
+  for (int i = 0; n && i < 6; i++) tok[i] = line + (tok[i] - buf);
+  return n;
+}
+
+Test(tokens, line_tokens_hand_worked)
+{
+  const char *tok[6];
+  size_t tl[6];
+  const char *line = "q1 Q0 doc711793 1 20.6393 gen01\nq1 Q0";
+  cr_assert_eq(scan(line, tok, tl), 32);
+  const size_t want_off[6] = {0, 3, 6, 16, 18, 26}, want_len[6] = {2, 2, 9, 1, 7, 5};
+  for (int i = 0; i < 6; i++) {
+    cr_assert_eq(tok[i] - line, (ptrdiff_t)want_off[i], "token %d", i);
+    cr_assert_eq(tl[i], want_len[i], "token %d", i);
+  }
+  cr_assert_eq(scan(" \tq2  0 d 1 -2.5 tag extra words\r\n", tok, tl), 34, "leading blanks, a 7th token, CR");
+  cr_assert_eq(tok[0][0], 'q');
+  cr_assert_eq(tl[4], 4);
+  cr_assert_eq(tok[5][0], 't');
+  cr_assert_eq(tl[5], 3);
+  cr_assert_eq(scan("\n", tok, tl), 0, "blank line: the byte reader");
+  cr_assert_eq(scan("   \n", tok, tl), 0, "blank line: the byte reader");
+  cr_assert_eq(scan("# q1 Q0 d 1 2 t\n", tok, tl), 0, "comment: the byte reader");
+  cr_assert_eq(scan("q1 Q0 d 1 2\n", tok, tl), 0, "5 fields: the byte reader reports it");
+  cr_assert_eq(scan("q1 Q0 d 1 2 t", tok, tl), 0, "no newline in the window");
+  char longline[100];
+  memset(longline, 'a', sizeof longline);
+  memcpy(longline, "q Q0 d 1 2 ", 11);
+  longline[70] = '\n';
+  longline[71] = '\0';
+  cr_assert_eq(scan(longline, tok, tl), 0, "a newline past 64 bytes: the byte reader");
+  longline[63] = '\n';
+  longline[64] = '\0';
+  cr_assert_eq(scan(longline, tok, tl), 64, "a newline in the last byte of the window");
+  cr_assert_eq(tl[5], 52);
+}
+
+/* Random lines of tokens over an alphabet heavy in white space, control
+ * and high bytes, against the naive reader. */
+Test(tokens, line_tokens_random_lines)
+{
+  static const char alphabet[] = " \t\v\f\r\n#x0.\x01\x08\x0e\x1f\x20\x21\x7f\x80\xff";
+  srand(18);
+  char buf[RS_LINE_WINDOW + 8];
+  for (int it = 0; it < 200000; it++) {
+    for (size_t i = 0; i < sizeof buf; i++)
+      buf[i] = rand() % 3 ? (char)('a' + rand() % 3) : alphabet[rand() % (int)(sizeof alphabet - 1)];
+    const char *tok[6], *wtok[6];
+    size_t tl[6], wtl[6];
+    const size_t got = rs__line_tokens(buf, 6, tok, tl);
+    size_t want = naive_line(buf, buf + RS_LINE_WINDOW, 6, wtok, wtl);
+    if (got == 0) continue; /* the byte reader takes the line: always allowed */
+    cr_assert_eq(got, want, "iteration %d: line length %zu, expected %zu", it, got, want);
+    for (int i = 0; i < 6; i++) {
+      cr_assert_eq(tok[i], wtok[i], "iteration %d token %d", it, i);
+      cr_assert_eq(tl[i], wtl[i], "iteration %d token %d", it, i);
+    }
+  }
+  /* The fast reader must also take ordinary lines, or it gains nothing. */
+  const char *tok[6];
+  size_t tl[6];
+  cr_assert_neq(rs__line_tokens("q9 Q0 doc1 7 0.25 run\n" "0123456789012345678901234567890123456789012", 6, tok, tl), 0);
+}
+#endif
+
+Test(tokens, fast_score_parser_equals_strtod)
+{
+  static const char *cases[] = {"20.6393", "-2.5", "+7", "0", "-0", "1.", ".5", "9007199254740991",
+                                "9007199254740992", "1234567890123456789", "0.00000000000000000001",
+                                "0.0000000000000000000000001", "123456789.0123456789", "00000000000000000000001.5",
+                                "1e3", "abc", "", "-", ".", "1.2.3"};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const char *s = cases[i];
+    double fast;
+    const int took = rs__atof_fast(s, strlen(s), &fast);
+    const double want = strtod(s, NULL);
+    cr_assert_eq(rs__atof(s, strlen(s)), want, "'%s': %.17g, expected %.17g", s, rs__atof(s, strlen(s)), want);
+    if (took) cr_assert_eq(fast, want, "'%s' fast path: %.17g, expected %.17g", s, fast, want);
+  }
+  double v;
+  cr_assert(rs__atof_fast("20.6393", 7, &v) && v == 20.6393, "a run score takes the fast path");
+  cr_assert(!rs__atof_fast("9007199254740992", 16, &v), "2^53: past the exact range, strtod's");
+  cr_assert(!rs__atof_fast("12345678901234567890", 20, &v), "20 digits (m wraps): strtod's");
+  cr_assert(!rs__atof_fast("1e3", 3, &v), "exponents: strtod's");
+}
+
+/* Seeded random decimals of 1 to 24 digits, signs and points anywhere:
+ * rs__atof gives strtod's double, and the fast path, when it answers, too. */
+Test(tokens, fast_score_parser_random_decimals)
+{
+  srand(1818);
+  char buf[40];
+  for (int it = 0; it < 300000; it++) {
+    size_t n = 0;
+    if (rand() % 4 == 0) buf[n++] = rand() % 2 ? '-' : '+';
+    const int digits = 1 + rand() % 24, point = rand() % (digits + 2);
+    for (int d = 0; d < digits; d++) {
+      if (d == point) buf[n++] = '.';
+      buf[n++] = (char)('0' + (rand() % 10 < 3 ? 0 : rand() % 10));
+    }
+    buf[n] = '\0';
+    double fast, want = strtod(buf, NULL);
+    cr_assert_eq(rs__atof(buf, n), want, "'%s': %.17g, expected %.17g", buf, rs__atof(buf, n), want);
+    if (rs__atof_fast(buf, n, &fast)) cr_assert_eq(fast, want, "'%s' fast path: %.17g, expected %.17g", buf, fast, want);
+  }
+}
