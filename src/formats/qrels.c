@@ -73,7 +73,7 @@ static uint64_t id_head(const char *id) /* id is NUL-terminated */
   uint64_t h = 0;
   int i = 0;
   for (; i < 8 && id[i]; i++) h = h << 8 | (unsigned char)id[i];
-  return h << (8 * (8 - i));
+  return i ? h << (8 * (8 - i)) : 0; /* a shift by 64 would be undefined */
 }
 
 /* strcmp order.  Equal heads whose last byte is 0 mean both ids ended (for
