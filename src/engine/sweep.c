@@ -154,8 +154,8 @@ static rs_code build_id_rank(const rs__corpus *c, int32_t **out, rs_error *err)
   rs_code rc = rs__corpus_load_doc_ids((rs__corpus *)c, err); /* a cache fill: the corpus stays the same */
   if (rc) return rc;
   size_t i = 1;
-  while (c->has_docs && i < c->nd && strcmp(c->doc_id[i - 1], c->doc_id[i]) < 0) i++;
-  if (!c->has_docs || i >= c->nd) return RS_OK;
+  while (i < c->nd && strcmp(c->doc_id[i - 1], c->doc_id[i]) < 0) i++;
+  if (i >= c->nd) return RS_OK;
   int32_t *perm = rs__malloc(rs__mul(c->nd, sizeof *perm)), *rank = rs__malloc(rs__mul(c->nd, sizeof *rank));
   if (!perm || !rank) {
     free(perm);

@@ -869,9 +869,10 @@ static int qid_check_init(qid_check *q, size_t n)
   return 1;
 }
 
-static void qid_check_one(qid_check *q, const char *id)
+/* id (NULL for a NULL string) of len bytes. */
+static void qid_check_one(qid_check *q, const char *id, size_t len)
 {
-  size_t len = id ? strlen(id) : 0, at = 0;
+  size_t at = 0;
   if (q->bad) return;
   if (!id || !len || !rs__utf8_valid(id, len, &at) || q->n == q->cap) {
     q->bad = 1;
@@ -972,8 +973,8 @@ static void probe_strings(const char *path, hid_t d, uint64_t fsize, probe_state
     size_t last_len = prev_len;
     for (hsize_t i = 0; i < n && (vlen || in_order); i++) {
       const char *p = vlen ? ((char **)buf)[i] : (const char *)buf + i * w;
-      if (qc) qid_check_one(qc, p);
       const size_t len = !p ? 0 : vlen ? strlen(p) : fixed_len(p, w, space_pad);
+      if (qc) qid_check_one(qc, p, len); /* qc: variable-length only */
       if (in_order) in_order = p && (!last || cmp_counted(last, last_len, p, len) < 0);
       last = p, last_len = len;
     }
