@@ -54,6 +54,12 @@ static const bad_case cases[] = {
   {"crash run attribute: check", 0, 0, 0, 0, 0, "check %D/crash_run_attr.h5", 2, "libhdf5 crashed decoding /runs/r attribute model", 0},
   {"crash run attribute: eval", 0, 0, 0, 0, 0, "eval %D/crash_run_attr.h5 -o %T/out", 2, "crashed decoding /runs/r attribute model", "out"},
   {"crash as a run file: eval", 0, 0, 0, 0, 0, "eval %D/good.h5 %D/crash_root_attr.h5 -o %T/out", 2, "crash_root_attr.h5: libhdf5 crashed decoding", "out"},
+  /* run files are probed side by side (one child each, one per thread): the first failing file in the given order is
+   * named, and the probes started ahead of it are stopped (where in crash_root_attr.h5 libhdf5 faults depends on the
+   * heap the child inherits: at the attribute, or at the file's closing) */
+  {"crash as the 2nd of 3 run files, 1 thread", 0, 0, 0, 0, "OMP_NUM_THREADS=1", "eval %D/good.h5 %D/good.h5 %D/crash_root_attr.h5 %D/crash_run_attr.h5 -o %T/out", 2, "crash_root_attr.h5: libhdf5 crashed decoding", "out"},
+  {"crash as the 2nd of 3 run files, 4 threads", 0, 0, 0, 0, "OMP_NUM_THREADS=4", "eval %D/good.h5 %D/good.h5 %D/crash_root_attr.h5 %D/crash_run_attr.h5 -o %T/out", 2, "crash_root_attr.h5: libhdf5 crashed decoding", "out"},
+  {"crash as the 3rd of 3 run files, 2 threads", 0, 0, 0, 0, "OMP_NUM_THREADS=2", "eval %D/good.h5 %D/good.h5 %D/good.h5 %D/crash_run_attr.h5 -o %T/out", 2, "crash_run_attr.h5: libhdf5 crashed decoding", "out"},
   /* the root attribute: whether the corrupt string heap of crash_queries_id.h5 faults depends on the heap layout
    * the forked probe inherits, and this command never decodes those strings outside the probe */
   {"crash as a run file: compare", 0, 0, 0, 0, 0, "compare %D/good.h5 %D/crash_root_attr.h5 -o %T/out", 2, "crash_root_attr.h5: libhdf5 crashed decoding", 0},

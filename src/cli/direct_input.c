@@ -169,20 +169,22 @@ rs_code sweep_input_open_args(sweep_input *in, char **pos, size_t n_pos, const d
     goto done;
   }
   if (p->corpus) {
-    /* A corpus, its run files, and --qrels in place of its qrels. */
-    for (size_t i = 1; i < n_pos; i++) {
+    /* A corpus, its run files, and --qrels in place of its qrels.  What a
+     * run file that does not open is (text runs, ann-benchmarks files) is
+     * looked for only then: detecting an HDF5 file costs a forked child. */
+    if ((rc = sweep_input_open(in, pos[0], pos + 1, n_pos - 1, err))) {
       rs__detected d;
-      if ((rc = rs__detect(pos[i], &d, err))) goto done;
-      if (d.kind != RS_INPUT_HDF5 && d.kind != RS_INPUT_UNKNOWN) {
+      rs_error detect_err;
+      const size_t bad = in->corpus && in->n_files < n_pos - 1 ? 1 + in->n_files : 0;
+      if (bad && rs__detect(pos[bad], &d, &detect_err) == RS_OK && d.kind != RS_INPUT_HDF5 &&
+          d.kind != RS_INPUT_UNKNOWN)
         rc = rs__fail(err, RS_USAGE,
                       "%s: %s after the corpus %s; a corpus takes run files in HDF5.  Score text runs with their "
                       "judgments ('ragsweep %s --qrels QRELS RUN ...'), or add them to the corpus with 'ragsweep "
                       "import'",
-                      pos[i], rs__input_kind_article(d.kind), pos[0], o->cmd);
-        goto done;
-      }
+                      pos[bad], rs__input_kind_article(d.kind), pos[0], o->cmd);
+      goto done;
     }
-    if ((rc = sweep_input_open(in, pos[0], pos + 1, n_pos - 1, err))) goto done;
     if (o->qrels_path) rc = sweep_input_use_qrels(in, o->qrels_path, err);
     goto done;
   }

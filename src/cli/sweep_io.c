@@ -119,10 +119,8 @@ static rs_code attach_runs(sweep_input *in, char **paths, size_t n_paths, rs_err
   rs_code rc = RS_OK;
   if (!(in->files = calloc(n_paths ? n_paths : 1, sizeof *in->files)))
     return rs__fail(err, RS_NOMEM, "out of memory");
-  for (size_t i = 0; i < n_paths; i++) {
-    if ((rc = rs__runset_open(paths[i], in->corpus->nq, &in->files[i], err))) return rc;
-    in->n_files++;
-  }
+  rc = rs__runsets_open(paths, n_paths, in->corpus->nq, in->files, &in->n_files, err);
+  if (rc) return rc;
   size_t total = in->corpus->runs.n;
   for (size_t i = 0; i < in->n_files; i++) total += in->files[i].n;
   if (!(in->runs = calloc(total ? total : 1, sizeof *in->runs))) return rs__fail(err, RS_NOMEM, "out of memory");

@@ -138,6 +138,10 @@ const char *rs__corpus_did(const rs__corpus *c, int32_t d);
 /* Opens a file of runs to be evaluated against a corpus of nq queries
  * (a corpus file is also accepted: its runs are taken, its qrels ignored). */
 rs_code rs__runset_open(const char *path, size_t nq, rs__runset *out, rs_error *err);
+/* rs__runset_open of paths[0..n) into out[0..n), with the files' checks
+ * run side by side (up to one per thread); *n_open: the files opened, the
+ * first ones (on an error, those before the file it names). */
+rs_code rs__runsets_open(char *const *paths, size_t n, size_t nq, rs__runset *out, size_t *n_open, rs_error *err);
 void rs__runset_close(rs__runset *s);
 
 /* Rows [q0, q0 + n) of a run.  Docs are int32 (-1 pads a dense row);

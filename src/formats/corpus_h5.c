@@ -43,6 +43,11 @@ struct rs__h5file {
    * qid_check): the open need not read the ids to check them. */
   int qids_ok;
   int docs_sorted; /* the probe decoded /docs/id: strictly increasing in strcmp order */
+  /* A corpus is read while its probe still decodes the string datasets
+   * (open_corpus_file): the probe, then its verdict (see file_settle). */
+  struct probe_run *pending;
+  rs_code probe_rc;
+  rs_error probe_err;
 };
 
 static void h5_quiet(void)
@@ -820,6 +825,11 @@ typedef struct {
   unsigned part, parts;
   uint64_t n_strings, n_numbers; /* datasets of each kind with data to decode, so far in the visit */
   uint64_t n_objects;            /* objects begun, so far in the visit (the same order in every part) */
+  /* Set by the parent: string datasets are decoded after the visit of
+   * every object (see probe_deferred), and the child writes a byte to its
+   * pipe between the two, so that the parent can go on with what the
+   * visit has made safe (headers, attributes, numbers) meanwhile. */
+  int defer_strings;
   int qids_ok;     /* written by the child: see qid_check */
   int docs_sorted; /* written by the child that decoded /docs/id: see probe_strings */
 } probe_state;
@@ -1135,6 +1145,33 @@ static uint64_t dataset_elems(hid_t s)
   return n > 0 ? (uint64_t)n : 0;
 }
 
+/* Decodes the strings of dataset o (named name). */
+static void probe_string_object(probe_state *ps, hid_t o, const char *name)
+{
+  qid_check qc = {0};
+  const int is_qids = !ps->only && strcmp(name, "/queries/id") == 0;
+  const int is_dids = !ps->only && strcmp(name, "/docs/id") == 0;
+  probe_strings(ps->path, o, ps->fsize, ps, is_qids ? &qc : NULL, is_dids ? &ps->docs_sorted : NULL);
+}
+
+/* The string datasets left for after the visit (defer_strings), in static
+ * storage: the child allocates nothing libhdf5 does not.  A file with more
+ * has the rest decoded in place. */
+enum { PROBE_DEFERRED_MAX = 8 };
+static struct {
+  char name[PROBE_WHAT];
+  uint64_t at; /* its n_objects in the visit */
+} probe_deferred[PROBE_DEFERRED_MAX];
+static unsigned probe_n_deferred;
+
+static int defer_string(probe_state *ps, const char *name)
+{
+  if (!ps->defer_strings || probe_n_deferred == PROBE_DEFERRED_MAX || strlen(name) >= PROBE_WHAT) return 0;
+  snprintf(probe_deferred[probe_n_deferred].name, PROBE_WHAT, "%s", name);
+  probe_deferred[probe_n_deferred++].at = ps->n_objects;
+  return 1;
+}
+
 /* Decodes object `name` under loc: its header, attributes and, for a string
  * dataset or a numeric one the parent reads, its data. */
 static void probe_object(hid_t loc, const char *name, probe_state *ps)
@@ -1159,11 +1196,8 @@ static void probe_object(hid_t loc, const char *name, probe_state *ps)
      * the costly ones (/docs/id and /queries/id), go to different parts. */
     const int mine = ps->parts <= 1 || (strings ? ps->n_strings++ % ps->parts == ps->part
                                                 : numbers ? ps->n_numbers++ % ps->parts == ps->part : 0);
-    if (strings && mine) {
-      qid_check qc = {0};
-      const int is_qids = !ps->only && strcmp(name, "/queries/id") == 0;
-      const int is_dids = !ps->only && strcmp(name, "/docs/id") == 0;
-      probe_strings(ps->path, o, ps->fsize, ps, is_qids ? &qc : NULL, is_dids ? &ps->docs_sorted : NULL);
+    if (strings && mine && !defer_string(ps, name)) {
+      probe_string_object(ps, o, name);
     } else if (numbers && mine) {
       /* A run's doc or score that the parent copies with pread (see
        * direct_addr) is never decoded by HDF5 beyond its first element:
@@ -1195,7 +1229,7 @@ static herr_t probe_link(hid_t g, const char *name, const H5L_info_t *info, void
 
 /* The child: decodes everything, then leaves without atexit handlers or
  * stdio flushes (they belong to the parent). */
-static void probe_child(const char *path, probe_state *ps)
+static void probe_child(const char *path, probe_state *ps, int visit_fd)
 {
   /* A sanitizer's handler would turn the fault into an exit status. */
   signal(SIGSEGV, SIG_DFL);
@@ -1218,6 +1252,21 @@ static void probe_child(const char *path, probe_state *ps)
   ps->can_copy = can_copy(fid);
   probe_object(fid, "/", ps);
   H5Lvisit(fid, H5_INDEX_NAME, H5_ITER_INC, probe_link, ps);
+  if (ps->defer_strings) {
+    /* Every object has been visited (by every child alike): the strings
+     * come after all of them in the order failures are told in. */
+    const uint64_t visited = ps->n_objects;
+    const char done = 'v';
+    if (write(visit_fd, &done, 1) != 1) _exit(0); /* the parent is gone */
+    for (unsigned i = 0; i < probe_n_deferred; i++) {
+      ps->n_objects = visited + probe_deferred[i].at;
+      probe_mark(ps, probe_deferred[i].name, NULL);
+      hid_t o = H5Oopen(fid, probe_deferred[i].name, H5P_DEFAULT);
+      if (o < 0) continue;
+      probe_string_object(ps, o, probe_deferred[i].name);
+      close_id(o);
+    }
+  }
   probe_mark(ps, "the file's closing", NULL);
   H5Fclose(fid);
   _exit(0);
@@ -1243,24 +1292,43 @@ static rs_code probe_file(const char *path, const char *only, const char *skip, 
  * does). */
 enum { PROBE_MAX_CHILDREN = 4 };
 
-static rs_code probe_file_links(const char *path, const char *only, const char *skip, const char *const *numbers,
-                                const char *const *links, uint32_t *found, int split, int *qids_ok,
-                                int *docs_sorted, rs_error *err)
+/* One probe under way: its children, started by probe_start and waited
+ * for by probe_finish, so that the probes of several files can run beside
+ * each other and beside the parent's own work (rs__runsets_open,
+ * open_corpus_file). */
+typedef struct probe_run {
+  const char *path;
+  probe_state *ps; /* [n_child], shared with the children */
+  size_t map_bytes;
+  unsigned started;
+  pid_t pid[PROBE_MAX_CHILDREN];
+  int fd[PROBE_MAX_CHILDREN]; /* read ends of the children's pipes */
+  int running[PROBE_MAX_CHILDREN], visited[PROBE_MAX_CHILDREN], quiet_ms[PROBE_MAX_CHILDREN];
+  uint64_t seen[PROBE_MAX_CHILDREN]; /* progress at the last look */
+  int stalled;                       /* the child that made no progress, if one did (else -1) */
+  rs_code rc;                        /* a failure to start (the children started are still waited for) */
+  rs_error err;
+} probe_run;
+
+static void probe_start(probe_run *pr, const char *path, const char *only, const char *skip,
+                        const char *const *numbers, const char *const *links, int split, int defer_strings)
 {
+  memset(pr, 0, sizeof *pr);
+  pr->path = path;
+  pr->stalled = -1;
   unsigned n_child = 1;
   if (split && !links && rs__mpi_size() <= 1) {
     const int t = rs__threads(0);
     n_child = t < 1 ? 1 : t > PROBE_MAX_CHILDREN ? PROBE_MAX_CHILDREN : (unsigned)t;
   }
-  const size_t map_bytes = n_child * sizeof(probe_state);
-  probe_state *ps = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (ps == MAP_FAILED) return rs__fail(err, RS_NOMEM, "%s: cannot map memory to check the file: %s", path, strerror(errno));
-  memset(ps, 0, map_bytes);
-  pid_t pid[PROBE_MAX_CHILDREN];
-  int fd[PROBE_MAX_CHILDREN], status[PROBE_MAX_CHILDREN], running[PROBE_MAX_CHILDREN], quiet_ms[PROBE_MAX_CHILDREN];
-  uint64_t seen[PROBE_MAX_CHILDREN];
-  unsigned started = 0;
-  rs_code rc = RS_OK;
+  pr->map_bytes = n_child * sizeof(probe_state);
+  probe_state *ps = mmap(NULL, pr->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (ps == MAP_FAILED) {
+    pr->rc = rs__fail(&pr->err, RS_NOMEM, "%s: cannot map memory to check the file: %s", path, strerror(errno));
+    return;
+  }
+  pr->ps = ps;
+  memset(ps, 0, pr->map_bytes);
   for (unsigned i = 0; i < n_child; i++) {
     ps[i].only = only;
     ps[i].skip = skip;
@@ -1269,56 +1337,114 @@ static rs_code probe_file_links(const char *path, const char *only, const char *
     ps[i].path = path;
     ps[i].part = n_child > 1 ? i : split ? (unsigned)rs__mpi_rank() : 0;
     ps[i].parts = n_child > 1 ? n_child : split ? (unsigned)rs__mpi_size() : 1;
+    ps[i].defer_strings = defer_strings;
   }
   /* Each child holds the write end of a pipe: its end (exit or signal)
-   * wakes the parent's poll at once, and the poll's timeout watches for a
-   * stall. */
-  for (; started < n_child; started++) {
+   * wakes the parent's poll at once, as does the byte that ends its visit
+   * (defer_strings), and the poll's timeout watches for a stall. */
+  for (; pr->started < n_child; pr->started++) {
     int fds[2];
     if (pipe(fds) < 0) {
-      rc = rs__fail(err, RS_IO, "%s: cannot start the process that checks the file: %s", path, strerror(errno));
+      pr->rc = rs__fail(&pr->err, RS_IO, "%s: cannot start the process that checks the file: %s", path, strerror(errno));
       break;
     }
     const pid_t p = fork();
     if (p < 0) {
-      rc = rs__fail(err, RS_IO, "%s: cannot start the process that checks the file: %s", path, strerror(errno));
+      pr->rc = rs__fail(&pr->err, RS_IO, "%s: cannot start the process that checks the file: %s", path, strerror(errno));
       close(fds[0]);
       close(fds[1]);
       break;
     }
     if (p == 0) {
       close(fds[0]);
-      for (unsigned j = 0; j < started; j++) close(fd[j]); /* the siblings' pipes are not this child's */
-      probe_child(path, &ps[started]);
+      probe_child(path, &ps[pr->started], fds[1]);
     }
     close(fds[1]);
-    pid[started] = p, fd[started] = fds[0], running[started] = 1, quiet_ms[started] = 0, seen[started] = 0;
-    status[started] = 0;
+    const unsigned i = pr->started;
+    pr->pid[i] = p, pr->fd[i] = fds[0], pr->running[i] = 1;
   }
-  int stalled = -1; /* the child that made no progress, if one did */
-  for (unsigned left = started; left > 0 && stalled < 0;) {
+}
+
+/* Watches the children until every one has exited (or, with
+ * until_visited, ended its visit or exited), or one makes no progress for
+ * PROBE_STALL_SECONDS (pr->stalled). */
+static void probe_poll(probe_run *pr, int until_visited)
+{
+  for (;;) {
     struct pollfd pfd[PROBE_MAX_CHILDREN];
-    unsigned map[PROBE_MAX_CHILDREN], n = 0;
-    for (unsigned i = 0; i < started; i++)
-      if (running[i]) pfd[n] = (struct pollfd){.fd = fd[i], .events = POLLIN}, map[n++] = i;
-    const int pr = poll(pfd, n, 250);
-    if (pr < 0 && errno != EINTR) break;
-    for (unsigned k = 0; pr > 0 && k < n; k++)
-      if (pfd[k].revents) running[map[k]] = 0, left--; /* EOF: the child is gone */
-    if (pr != 0) continue;
-    for (unsigned i = 0; i < started; i++) {
-      if (!running[i]) continue;
-      const uint64_t now = ps[i].progress;
-      quiet_ms[i] = now == seen[i] ? quiet_ms[i] + 250 : 0;
-      seen[i] = now;
-      if (quiet_ms[i] > (int)(PROBE_STALL_SECONDS * 1000)) stalled = (int)i;
+    unsigned map[PROBE_MAX_CHILDREN], n = 0, waiting = 0;
+    for (unsigned i = 0; i < pr->started; i++) {
+      if (!pr->running[i]) continue;
+      waiting += !(until_visited && pr->visited[i]);
+      pfd[n] = (struct pollfd){.fd = pr->fd[i], .events = POLLIN}, map[n++] = i;
+    }
+    if (!waiting || pr->stalled >= 0) return;
+    const int ready = poll(pfd, n, 250);
+    if (ready < 0 && errno != EINTR) return;
+    for (unsigned k = 0; ready > 0 && k < n; k++) {
+      if (!pfd[k].revents) continue;
+      char b;
+      const ssize_t got = read(pfd[k].fd, &b, 1);
+      if (got == 1) pr->visited[map[k]] = 1;
+      else if (got == 0 || (errno != EINTR && errno != EAGAIN)) pr->running[map[k]] = 0; /* EOF: the child is gone */
+    }
+    if (ready != 0) continue;
+    for (unsigned i = 0; i < pr->started; i++) {
+      if (!pr->running[i]) continue;
+      const uint64_t now = pr->ps[i].progress;
+      pr->quiet_ms[i] = now == pr->seen[i] ? pr->quiet_ms[i] + 250 : 0;
+      pr->seen[i] = now;
+      if (pr->quiet_ms[i] > (int)(PROBE_STALL_SECONDS * 1000)) pr->stalled = (int)i;
     }
   }
+}
+
+/* 1 when every child has ended its visit and is now decoding the deferred
+ * strings, or is done: what the parent reads other than those strings is
+ * safe.  0 when a child ended otherwise (failed, or found the file
+ * unopenable): probe_finish tells. */
+static int probe_visited(probe_run *pr)
+{
+  if (pr->rc || !pr->started) return 0;
+  probe_poll(pr, 1);
+  if (pr->stalled >= 0) return 0;
+  for (unsigned i = 0; i < pr->started; i++)
+    if (!pr->visited[i]) return 0;
+  return 1;
+}
+
+/* Kills a probe's children and reaps them (a failure elsewhere made its
+ * verdict moot). */
+static void probe_cancel(probe_run *pr)
+{
+  for (unsigned i = 0; i < pr->started; i++) {
+    kill(pr->pid[i], SIGKILL);
+    close(pr->fd[i]);
+    while (waitpid(pr->pid[i], NULL, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (pr->ps) munmap(pr->ps, pr->map_bytes);
+  memset(pr, 0, sizeof *pr);
+}
+
+/* Waits for a probe's children and tells how they ended: a failure to start,
+ * else the child that failed first in the visit, else RS_OK with what the
+ * children found (found, qids_ok, docs_sorted: each if set). */
+static rs_code probe_finish(probe_run *pr, uint32_t *found, int *qids_ok, int *docs_sorted, rs_error *err)
+{
+  const char *path = pr->path;
+  probe_state *ps = pr->ps;
+  const unsigned started = pr->started;
+  int status[PROBE_MAX_CHILDREN] = {0};
+  rs_code rc = pr->rc;
+  if (rc && err) *err = pr->err;
+  probe_poll(pr, 0);
+  const int stalled = pr->stalled;
   if (stalled >= 0)
-    for (unsigned i = 0; i < started; i++) kill(pid[i], SIGKILL);
+    for (unsigned i = 0; i < started; i++) kill(pr->pid[i], SIGKILL);
   for (unsigned i = 0; i < started; i++) {
-    close(fd[i]);
-    while (waitpid(pid[i], &status[i], 0) < 0) {
+    close(pr->fd[i]);
+    while (waitpid(pr->pid[i], &status[i], 0) < 0) {
       if (errno != EINTR) {
         if (!rc) rc = rs__fail(err, RS_IO, "%s: lost the process that checks the file: %s", path, strerror(errno));
         status[i] = 0;
@@ -1363,33 +1489,49 @@ static rs_code probe_file_links(const char *path, const char *only, const char *
     *docs_sorted = 0;
     for (unsigned i = 0; i < started && !rc; i++) *docs_sorted |= ps[i].docs_sorted; /* likewise, /docs/id */
   }
-  munmap(ps, map_bytes);
+  if (ps) munmap(ps, pr->map_bytes);
+  memset(pr, 0, sizeof *pr);
   return rc;
 }
 
-/* Opens path read-only after the probe.  numbers: NULL for a corpus or run
- * file, else the root-level numeric datasets the caller will read (the
- * probe decodes those instead of a corpus's). */
-static rs_code open_file_reading(const char *path, const char *const *numbers, rs__h5file **out, rs_error *err)
+static rs_code probe_file_links(const char *path, const char *only, const char *skip, const char *const *numbers,
+                                const char *const *links, uint32_t *found, int split, int *qids_ok,
+                                int *docs_sorted, rs_error *err)
+{
+  probe_run pr;
+  probe_start(&pr, path, only, skip, numbers, links, split, 0);
+  return probe_finish(&pr, found, qids_ok, docs_sorted, err);
+}
+
+/* What must hold before a file is probed: it opens, and it is HDF5.
+ * numbers: as open_file_reading. */
+static rs_code check_openable(const char *path, const char *const *numbers, rs_error *err)
 {
   h5_quiet();
-  rs_code rc = RS_OK;
   FILE *probe = fopen(path, "rb");
-  if (!probe) rc = rs__fail(err, RS_IO, "%s: cannot open: %s", path, strerror(errno));
-  else fclose(probe);
-  if (!rc && H5Fis_hdf5(path) <= 0) {
-    if (numbers) rc = rs__fail(err, RS_FORMAT, "%s: expected an HDF5 file, found something else", path);
-    else
-      rc = rs__fail(err, RS_FORMAT,
-                    "%s: expected an HDF5 corpus, found something else; for TREC files run "
-                    "'ragsweep import -o corpus.h5 --qrels qrels.txt run.txt' (or eval --qrels ...)",
-                    path);
-  }
-  /* /docs/text (maybe gigabytes) is probed when it is read.  Under MPI
-   * each rank decodes its part of the data. */
-  int qids_ok = 0, docs_sorted = 0;
-  if (!rc)
-    rc = probe_file_links(path, NULL, numbers ? NULL : "/docs/text", numbers, NULL, NULL, 1, &qids_ok, &docs_sorted, err);
+  if (!probe) return rs__fail(err, RS_IO, "%s: cannot open: %s", path, strerror(errno));
+  fclose(probe);
+  if (H5Fis_hdf5(path) > 0) return RS_OK;
+  if (numbers) return rs__fail(err, RS_FORMAT, "%s: expected an HDF5 file, found something else", path);
+  return rs__fail(err, RS_FORMAT,
+                  "%s: expected an HDF5 corpus, found something else; for TREC files run "
+                  "'ragsweep import -o corpus.h5 --qrels qrels.txt run.txt' (or eval --qrels ...)",
+                  path);
+}
+
+/* Starts the probe of a file (see probe_file_links): /docs/text (maybe
+ * gigabytes) is probed when it is read.  split: the file's data is shared
+ * among the children of one per thread, or under MPI among the ranks. */
+static void probe_start_open(probe_run *pr, const char *path, const char *const *numbers, int split)
+{
+  probe_start(pr, path, NULL, numbers ? NULL : "/docs/text", numbers, NULL, split, 1);
+}
+
+/* Opens path read-only once its probe has passed (rc: the probe's
+ * verdict). */
+static rs_code open_probed(const char *path, rs_code rc, int qids_ok, int docs_sorted, rs__h5file **out,
+                           rs_error *err)
+{
   /* Under MPI the open below is collective: every rank goes on, or none. */
   if ((rc = rs__mpi_agree(rc, err))) return rc;
   rs__h5file *f = rs__calloc(1, sizeof *f);
@@ -1427,14 +1569,83 @@ static rs_code open_file_reading(const char *path, const char *const *numbers, r
   return RS_OK;
 }
 
+/* Opens path read-only after the probe.  numbers: NULL for a corpus or run
+ * file, else the root-level numeric datasets the caller will read (the
+ * probe decodes those instead of a corpus's). */
+static rs_code open_file_reading(const char *path, const char *const *numbers, rs__h5file **out, rs_error *err)
+{
+  int qids_ok = 0, docs_sorted = 0;
+  rs_code rc = check_openable(path, numbers, err);
+  if (!rc) {
+    probe_run pr;
+    probe_start_open(&pr, path, numbers, 1);
+    rc = probe_finish(&pr, NULL, &qids_ok, &docs_sorted, err);
+  }
+  return open_probed(path, rc, qids_ok, docs_sorted, out, err);
+}
+
 static rs_code open_file(const char *path, rs__h5file **out, rs_error *err)
 {
   return open_file_reading(path, NULL, out, err);
 }
 
+/* Open with its probe still decoding the string datasets: the probe runs
+ * beside the reading of the qrels (1M queries: the parent's 0.1 s of qrels
+ * beside the child's 0.2 s of query ids).  Everything the visit decoded
+ * (headers, attributes, the numbers the parent reads) is safe to read at
+ * once; the strings only after file_settle.  One thread, or MPI (whose
+ * ranks agree on the probe before the collective open): as open_file. */
+static rs_code open_corpus_file(const char *path, rs__h5file **out, rs_error *err)
+{
+  if (rs__mpi_size() > 1 || rs__threads(0) <= 1) return open_file(path, out, err);
+  rs_code rc = check_openable(path, NULL, err);
+  if (rc) return rc;
+  probe_run *pr = rs__malloc(sizeof *pr);
+  if (!pr) return rs__fail(err, RS_NOMEM, "out of memory");
+  probe_start_open(pr, path, NULL, 1);
+  if (!probe_visited(pr)) { /* a child failed in its visit, or found the file unopenable: as open_file */
+    int qids_ok = 0, docs_sorted = 0;
+    rc = probe_finish(pr, NULL, &qids_ok, &docs_sorted, err);
+    free(pr);
+    return open_probed(path, rc, qids_ok, docs_sorted, out, err);
+  }
+  if ((rc = open_probed(path, RS_OK, 0, 0, out, err))) {
+    rs_error probe_err;
+    const rs_code probe_rc = probe_finish(pr, NULL, NULL, NULL, &probe_err);
+    free(pr);
+    if (probe_rc && err) *err = probe_err;
+    return probe_rc ? probe_rc : rc;
+  }
+  (*out)->pending = pr;
+  return RS_OK;
+}
+
+/* Ends the probe open_corpus_file left running, once: its verdict, and
+ * what its decoding of the strings found (qids_ok, docs_sorted), into f.
+ * Called before anything reads a string dataset of f, and at the end of
+ * the open, whose error it replaces when it fails (as the probe's error
+ * came first when the probe ran before the open). */
+static rs_code file_settle(rs__h5file *f, rs_error *err)
+{
+  if (!f) return RS_OK;
+  if (f->pending) {
+    int qids_ok = 0, docs_sorted = 0;
+    f->probe_rc = probe_finish(f->pending, NULL, &qids_ok, &docs_sorted, &f->probe_err);
+    free(f->pending);
+    f->pending = NULL;
+    f->qids_ok = qids_ok, f->docs_sorted = docs_sorted;
+  }
+  if (f->probe_rc && err) *err = f->probe_err;
+  return f->probe_rc;
+}
+
 static void close_file(rs__h5file *f)
 {
   if (!f) return;
+  if (f->pending) {
+    probe_cancel(f->pending);
+    free(f->pending);
+  }
   if (f->fd >= 0) close(f->fd);
   H5Fclose(f->fid);
   free(f->path);
@@ -1450,6 +1661,62 @@ rs_code rs__runset_open(const char *path, size_t nq, rs__runset *out, rs_error *
     close_file(f);
     out->file = NULL;
   }
+  return rc;
+}
+
+/* The run files' probes, one child each, run up to one per thread at a
+ * time, ahead of the parent, which opens each file in the given order as
+ * soon as its probe has passed.  (A run file's own data is small: every
+ * child of a split probe decodes every header, and libhdf5 zeroes its
+ * caches in fresh pages at each open, so splitting a file costs more than
+ * it saves.)
+ * Errors are those of opening the files one by one: the first file in the
+ * given order that fails is told. */
+rs_code rs__runsets_open(char *const *paths, size_t n, size_t nq, rs__runset *out, size_t *n_open, rs_error *err)
+{
+  *n_open = 0;
+  const int t = rs__threads(0);
+  const size_t ahead = rs__mpi_size() > 1 || t <= 1 ? 1 : t > PROBE_MAX_CHILDREN ? PROBE_MAX_CHILDREN : (size_t)t;
+  if (ahead == 1) { /* one file at a time (and, under MPI, every rank in step) */
+    for (size_t i = 0; i < n; i++) {
+      rs_code rc = rs__runset_open(paths[i], nq, &out[i], err);
+      if (rc) return rc;
+      ++*n_open;
+    }
+    return RS_OK;
+  }
+  probe_run pr[PROBE_MAX_CHILDREN];
+  rs_code pre[PROBE_MAX_CHILDREN]; /* check_openable's verdict, told when the file's turn comes */
+  rs_error pre_err[PROBE_MAX_CHILDREN];
+  size_t started = 0;
+  rs_code rc = RS_OK;
+  for (size_t i = 0; i < n && !rc; i++) {
+    for (; started < n && started < i + ahead; started++) {
+      const size_t k = started % ahead;
+      memset(&pr[k], 0, sizeof pr[k]);
+      if (!(pre[k] = check_openable(paths[started], NULL, &pre_err[k])))
+        probe_start_open(&pr[k], paths[started], NULL, 0); /* one child a file: the files share the threads */
+    }
+    const size_t k = i % ahead;
+    int qids_ok = 0, docs_sorted = 0;
+    if (pre[k]) {
+      rc = pre[k];
+      if (err) *err = pre_err[k];
+    } else {
+      rc = probe_finish(&pr[k], NULL, &qids_ok, &docs_sorted, err);
+    }
+    rs__h5file *f = NULL;
+    if (!rc && !(rc = open_probed(paths[i], rc, qids_ok, docs_sorted, &f, err))) {
+      if ((rc = open_runs(f, nq, 1, &out[i], err))) {
+        close_file(f);
+        out[i].file = NULL;
+      } else {
+        ++*n_open;
+      }
+    }
+  }
+  for (size_t j = *n_open + (rc ? 1 : 0); j < started; j++) /* probes ahead of a failure */
+    if (!pre[j % ahead]) probe_cancel(&pr[j % ahead]);
   return rc;
 }
 
@@ -1720,7 +1987,7 @@ rs_code rs__corpus_open(const char *path, rs__corpus **out, rs_error *err)
   rs__corpus *c = NULL;
   size_t n = 0, nnz = 0, ngr = 0;
   void *p = NULL;
-  rs_code rc = open_file(path, &f, err);
+  rs_code rc = open_corpus_file(path, &f, err);
   if (rc) return rc;
   if (!(c = rs__calloc(1, sizeof *c)) || !(c->path = strdup(path))) {
     close_file(f);
@@ -1738,12 +2005,9 @@ rs_code rs__corpus_open(const char *path, rs__corpus **out, rs_error *err)
     c->has_text = 1;
   }
   if (link_exists(f->fid, "docs") && link_exists(f->fid, "/docs/id")) {
-    /* In strcmp order (the probe decoded them): read when first needed
-     * (rs__corpus_load_doc_ids); else now, for the ranks of the ties. */
-    c->doc_ids_sorted = f->docs_sorted;
-    if ((rc = f->docs_sorted ? describe_strings(f->fid, path, "/docs/id", SIZE_MAX, &c->nd, err)
-                             : read_strings(f->fid, path, "/docs/id", SIZE_MAX, &c->doc_id, &c->nd, err)))
-      goto fail;
+    /* Only the layout now: the ids themselves are read at the end of the
+     * open (see there) or when first needed. */
+    if ((rc = describe_strings(f->fid, path, "/docs/id", SIZE_MAX, &c->nd, err))) goto fail;
     if (c->nd > INT32_MAX) {
       rc = rs__fail(err, RS_UNSUPPORTED, "%s:/docs/id: at most %d docs are supported, found %zu", path, INT32_MAX, c->nd);
       goto fail;
@@ -1769,11 +2033,22 @@ rs_code rs__corpus_open(const char *path, rs__corpus **out, rs_error *err)
   c->qdoc = p;
   if ((rc = read_grades(f->fid, path, nnz, &c->qgrade, &ngr, err))) goto fail;
   if ((rc = check_qrels(c, nnz, err))) goto fail;
-  if ((rc = check_query_ids(c, err))) goto fail;
   if ((rc = open_runs(f, c->nq, 0, &c->runs, err))) goto fail;
+  /* The strings, once the probe has decoded them.  Doc ids in strcmp order
+   * are read when first needed (rs__corpus_load_doc_ids); others now, for
+   * the ranks of the ties. */
+  if ((rc = file_settle(f, err))) goto fail;
+  c->doc_ids_sorted = f->docs_sorted;
+  if (c->has_docs && !f->docs_sorted && (rc = read_strings(f->fid, path, "/docs/id", c->nd, &c->doc_id, &n, err)))
+    goto fail;
+  if ((rc = check_query_ids(c, err))) goto fail;
   *out = c;
   return RS_OK;
 fail:
+  if (file_settle(f, NULL)) { /* the probe's verdict first, as when it ran before the open */
+    rc = f->probe_rc;
+    if (err) *err = f->probe_err;
+  }
   rs__corpus_close(c);
   return rc;
 }
@@ -1783,6 +2058,7 @@ rs_code rs__corpus_load_queries(rs__corpus *c, rs_error *err)
   size_t n = 0;
   rs_code rc;
   if (c->in_memory) return RS_OK; /* built with its ids and texts */
+  if ((rc = file_settle(c->runs.file, err))) return rc;
   if (!c->query_id && (rc = read_strings(c->runs.file->fid, c->path, "/queries/id", c->nq, &c->query_id, &n, err)))
     return rc;
   if (c->has_text && !c->query_text &&
@@ -1798,7 +2074,8 @@ rs_code rs__corpus_load_doc_texts(rs__corpus *c, rs_error *err)
     return rs__fail(err, RS_FORMAT, "%s: no /docs/text; expected the doc texts (ragsweep import --docs FILE writes them)",
                     c->path);
   if (c->doc_text || c->in_memory) return RS_OK;
-  rs_code rc = probe_file(c->path, "/docs/text", NULL, NULL, err);
+  rs_code rc = file_settle(c->runs.file, err);
+  if (!rc) rc = probe_file(c->path, "/docs/text", NULL, NULL, err);
   if (rc) return rc;
   return read_strings(c->runs.file->fid, c->path, "/docs/text", c->nd, &c->doc_text, &n, err);
 }
@@ -1807,6 +2084,8 @@ rs_code rs__corpus_load_doc_ids(rs__corpus *c, rs_error *err)
 {
   size_t n = 0;
   if (!c->has_docs || c->doc_id || c->in_memory) return RS_OK;
+  rs_code rc = file_settle(c->runs.file, err);
+  if (rc) return rc;
   return read_strings(c->runs.file->fid, c->path, "/docs/id", c->nd, &c->doc_id, &n, err);
 }
 
