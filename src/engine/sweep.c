@@ -84,9 +84,17 @@ typedef struct {
   size_t row_values; /* n_req * the largest group */
   int32_t *id_rank; /* see rank_before */
   thread_state *ts;
-  batch b[2];
-  batch *cur, *next;
+  /* Three batches in turn: one scored (cur), the one before it combined
+   * into the sums (prev) and the one after it read (next), the last two by
+   * the side thread beside the scoring. */
+  batch b[3];
+  batch *prev, *cur, *next;
   rs__result_acc acc;
+  uint64_t rows_done, rows_total; /* for cfg->progress */
+  rs_code done_rc;                /* of finish_batch on prev */
+  rs_error done_err;
+  double combine_s;
+  size_t n_batches;
   /* reading cursor */
   size_t rd_run, rd_q;
   size_t lat_seen, lat_done; /* runs [lat_done, lat_seen) reached by the reader, latencies not yet read */
@@ -645,9 +653,8 @@ static void read_batch(engine *e, batch *b)
   }
 }
 
-static void read_next(void *vctx)
+static void read_next(engine *e)
 {
-  engine *e = vctx;
   const double t0 = e->cfg->timing ? rs__seconds() : 0.0;
   read_batch(e, e->next);
   if (!e->next->rc) read_latencies(e, e->next);
@@ -714,6 +721,35 @@ static rs_code combine(engine *e, batch *bt, rs_error *err)
     }
   }
   return RS_OK;
+}
+
+/* A scored batch into the sums (combine), then the runs whose last row it
+ * held are closed, and progress is told.  Errors into e->done_rc. */
+static void finish_batch(engine *e, batch *bt)
+{
+  const double t0 = e->cfg->timing ? rs__seconds() : 0.0;
+  rs_code rc = combine(e, bt, &e->done_err);
+  const segment *last = &bt->seg[bt->n_seg - 1];
+  const size_t done_upto = last->blk.q0 + last->blk.n == end_row(e, last->run) ? last->run + 1 : last->run;
+  for (size_t s = 0; s < bt->n_seg && !rc; s++) {
+    const size_t r = bt->seg[s].run;
+    if (r < done_upto && (s + 1 == bt->n_seg || bt->seg[s + 1].run != r))
+      for (size_t g = 0; g < e->group[r] && !rc; g++) rc = rs__result_acc_finish(&e->acc, r + g, &e->done_err);
+  }
+  e->done_rc = rc;
+  if (e->cfg->timing) e->combine_s += rs__seconds() - t0, e->n_batches++;
+  if (rc) return;
+  e->rows_done += bt->n_rows;
+  if (e->cfg->progress) e->cfg->progress(e->cfg->progress_ctx, last->run, e->n_runs, e->rows_done, e->rows_total);
+}
+
+/* The side thread's work beside the scoring of cur: the batch before it
+ * into the sums, then the next one read. */
+static void side_work(void *vctx)
+{
+  engine *e = vctx;
+  if (e->prev) finish_batch(e, e->prev);
+  read_next(e);
 }
 
 /* --- results from per-query values (shared with the merge of shares) ------------ */
@@ -874,55 +910,48 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
   if (!rc && !(e.ts = rs__calloc((size_t)e.threads, sizeof *e.ts))) rc = rs__fail(err, RS_NOMEM, "out of memory");
   if (rc) goto done;
 
-  uint64_t rows_total = 0, rows_done = 0;
-  for (size_t r = 0; r < n_runs; r += e.group[r]) rows_total += end_row(&e, r) - first_row(&e, r);
+  for (size_t r = 0; r < n_runs; r += e.group[r]) e.rows_total += end_row(&e, r) - first_row(&e, r);
   if (n_runs) e.rd_q = first_row(&e, 0);
-  e.cur = &e.b[0];
-  e.next = &e.b[1];
+  e.next = &e.b[0];
   read_batch(&e, e.next); /* its runs' latencies: beside the scoring of this batch (read_next) */
   if (tm) e.read_s += rs__seconds() - t0;
-  for (;;) {
-    batch *t = e.cur;
+  for (size_t k = 0;; k++) {
+    e.prev = e.cur; /* scored, not yet in the sums */
     e.cur = e.next;
-    e.next = t;
-    if ((rc = e.cur->rc)) {
-      *err = e.cur->err;
-      goto done;
-    }
-    if (e.cur->n_seg == 0) {
+    e.next = &e.b[(k + 1) % 3]; /* batch k - 2's: in the sums since the last turn */
+    if (e.cur->rc || e.cur->n_seg == 0) {
+      /* Errors in batch order: the one before first. */
+      if (e.prev && (finish_batch(&e, e.prev), e.done_rc)) {
+        rc = e.done_rc, *err = e.done_err;
+        goto done;
+      }
+      if ((rc = e.cur->rc)) {
+        *err = e.cur->err;
+        goto done;
+      }
       read_latencies(&e, e.cur); /* any left (read_next reads them after each batch) */
       if ((rc = e.cur->rc)) *err = e.cur->err;
       break;
     }
     /* Scratch for the longest ranking of this batch (no allocation while scoring). */
-    for (int k = 0; k < e.threads && !rc; k++) rc = ensure_thread(&e, &e.ts[k], e.cur->max_len, err);
+    for (int i = 0; i < e.threads && !rc; i++) rc = ensure_thread(&e, &e.ts[i], e.cur->max_len, err);
     if (rc) goto done;
     if (tm) t0 = rs__seconds();
-    rs__parallel_for_beside(e.cur->n_rows, e.threads, CHUNK_ROWS, score_row, &e, read_next, &e);
-    if (tm) tm->score += rs__seconds() - t0, t0 = rs__seconds();
-    if ((rc = combine(&e, e.cur, err))) goto done;
-    if (tm) tm->combine += rs__seconds() - t0, tm->batches++;
-    /* Runs whose last row was in this batch are complete. */
-    const segment *last = &e.cur->seg[e.cur->n_seg - 1];
-    size_t done_upto = last->blk.q0 + last->blk.n == end_row(&e, last->run) ? last->run + 1 : last->run;
-    for (size_t s = 0; s < e.cur->n_seg; s++) {
-      size_t r = e.cur->seg[s].run;
-      if (r < done_upto && (s + 1 == e.cur->n_seg || e.cur->seg[s + 1].run != r))
-        for (size_t g = 0; g < e.group[r] && !rc; g++) rc = rs__result_acc_finish(&e.acc, r + g, err);
+    rs__parallel_for_beside(e.cur->n_rows, e.threads, CHUNK_ROWS, score_row, &e, side_work, &e);
+    if (tm) tm->score += rs__seconds() - t0;
+    if ((rc = e.done_rc)) {
+      *err = e.done_err;
+      goto done;
     }
-    if (rc) goto done;
-    rows_done += e.cur->n_rows;
-    if (cfg->progress) cfg->progress(cfg->progress_ctx, last->run, n_runs, rows_done, rows_total);
   }
   /* Runs with no rows at all (nq = 0), or none to evaluate here, still get their (zero) results. */
   for (size_t r = 0; r < n_runs && !rc; r++)
     if (end_row(&e, r) == first_row(&e, r)) rc = rs__result_acc_finish(&e.acc, r, err);
 done:
-  if (tm) tm->read = e.read_s;
+  if (tm) tm->read = e.read_s, tm->combine = e.combine_s, tm->batches = e.n_batches;
   for (int k = 0; e.ts && k < e.threads; k++) free_thread(&e.ts[k]);
   free(e.ts);
-  free_batch(&e.b[0]);
-  free_batch(&e.b[1]);
+  for (size_t k = 0; k < 3; k++) free_batch(&e.b[k]);
   free(e.id_rank);
   free(e.group);
   rs__result_acc_free(&e.acc);
