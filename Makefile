@@ -30,7 +30,8 @@ LDLIBS   += $(HDF5_LIBS) -lcsv -ljson-c -lcurl -lsqlite3 -lz -lm
 
 # The library: every stage folder of src/ but the command line.
 LIB_SRC  := $(filter-out src/cli/%,$(wildcard src/*.c src/*/*.c))
-CLI_SRC  := $(wildcard src/cli/*.c)
+# trec_eval_main.c is the trec_eval program's own main (see $(BUILD)/trec_eval).
+CLI_SRC  := $(filter-out src/cli/trec_eval_main.c,$(wildcard src/cli/*.c))
 TEST_SRC := $(wildcard tests/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -72,8 +73,12 @@ $(BUILD)/ragsweep-uninstalled.pc: ragsweep.pc.in src/internal.h Makefile
 $(BUILD)/ragsweep: $(CLI_OBJ) $(BUILD)/libragsweep.a
 	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libragsweep.a $(LDLIBS)
 
-$(BUILD)/trec_eval: $(BUILD)/ragsweep
-	ln -sf ragsweep $@
+# The drop-in trec_eval: the text engine only, so it starts without
+# loading libhdf5, libcurl and theirs (src/cli/trec_eval_main.c).
+TREC_EVAL_OBJ = $(BUILD)/src/cli/trec_eval_main.o $(BUILD)/src/cli/cmd_trec_eval.o $(BUILD)/src/cli/omp_env.o
+$(BUILD)/trec_eval: $(TREC_EVAL_OBJ) $(BUILD)/libragsweep.a
+	@rm -f $@ # it was once a symlink to ragsweep: do not write through it
+	$(CC) $(CFLAGS) -o $@ $(TREC_EVAL_OBJ) $(BUILD)/libragsweep.a -lz -lm
 
 $(BUILD)/gen_sweep: $(BUILD)/datasets/gen_sweep.o $(BUILD)/libragsweep.a
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libragsweep.a $(LDLIBS)
@@ -281,7 +286,8 @@ clean:
 
 install: all
 	install -D -m 755 $(BUILD)/ragsweep $(DESTDIR)$(PREFIX)/bin/ragsweep
-	ln -sf ragsweep $(DESTDIR)$(PREFIX)/bin/trec_eval
+	rm -f $(DESTDIR)$(PREFIX)/bin/trec_eval
+	install -D -m 755 $(BUILD)/trec_eval $(DESTDIR)$(PREFIX)/bin/trec_eval
 	install -D -m 644 $(BUILD)/libragsweep.a $(DESTDIR)$(PREFIX)/lib/libragsweep.a
 	install -D -m 755 $(BUILD)/libragsweep.so $(DESTDIR)$(PREFIX)/lib/libragsweep.so
 	install -d $(DESTDIR)$(PREFIX)/include/ragsweep
@@ -290,7 +296,7 @@ install: all
 	$(PC_SUBST) -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$${prefix}/lib|' -e 's|@INCLUDEDIR@|$${prefix}/include|' \
 	  ragsweep.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/ragsweep.pc
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(wildcard $(BUILD)/tests/fuzz/*.d) $(BUILD)/datasets/gen_sweep.d $(BUILD)/bench/core.d \
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(BUILD)/src/cli/trec_eval_main.d $(TEST_OBJ:.o=.d) $(wildcard $(BUILD)/tests/fuzz/*.d) $(BUILD)/datasets/gen_sweep.d $(BUILD)/bench/core.d \
   $(BUILD)/bench/llm.d $(BUILD)/bench/llm_server.d $(BUILD)/bench/floor.d
 
 # One file owns each dependency; only it sees the dependency's headers.

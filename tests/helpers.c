@@ -32,6 +32,17 @@ const char *th_bin(void)
   return absolute(b && *b ? b : "build/ragsweep", buf, sizeof buf);
 }
 
+const char *th_trec_eval_bin(void)
+{
+  static char buf[4096];
+  const char *b = getenv("RAGSWEEP_TREC_EVAL_BIN");
+  if (b && *b) return absolute(b, buf, sizeof buf);
+  snprintf(buf, sizeof buf, "%s", th_bin());
+  char *slash = strrchr(buf, '/');
+  snprintf(slash ? slash + 1 : buf, sizeof buf - (size_t)(slash ? slash + 1 - buf : 0), "trec_eval");
+  return buf;
+}
+
 const char *th_serial_bin(void)
 {
   static char buf[4096];

@@ -7,6 +7,8 @@
 /* The binaries under test: $RAGSWEEP_BIN (default build/ragsweep) and the
  * serial reference build $RAGSWEEP_SERIAL_BIN (NULL when not set). */
 const char *th_bin(void);
+/* The trec_eval program built beside th_bin() ($RAGSWEEP_TREC_EVAL_BIN if set). */
+const char *th_trec_eval_bin(void);
 const char *th_serial_bin(void);
 
 /* The conformance folder (../shared/conformance, or $RAGSWEEP_CONFORMANCE),

@@ -239,6 +239,48 @@ Test(variants, gzip_stdin_interleaved_and_small_blocks_agree)
   free(ref);
 }
 
+/* The trec_eval program (src/cli/trec_eval_main.c): the subcommand's bytes
+ * (the golden tests run every conformance command through it too), its
+ * checks of the environment, and none of the libraries it is linked apart
+ * to avoid. */
+Test(variants, trec_eval_program)
+{
+  if (!th_conformance_dir()) cr_skip_test("conformance data not found at ../shared/conformance");
+  const char *qrels = trec_test("qrels.test"), *run = trec_test("results.test");
+  int st = 0;
+  char *ref_argv[] = {(char *)th_bin(), "trec_eval", "-q", "-m", "all_trec", (char *)qrels, (char *)run, NULL};
+  char *ref = run_capture(ref_argv, NULL, NULL, &st);
+  cr_assert_eq(st, 0);
+  char *te_argv[] = {(char *)th_trec_eval_bin(), "-q", "-m", "all_trec", (char *)qrels, (char *)run, NULL};
+  char *got = run_capture(te_argv, NULL, NULL, &st);
+  cr_expect_eq(st, 0);
+  cr_expect_str_eq(got, ref, "the trec_eval program differs from 'ragsweep trec_eval'");
+  free(got);
+  free(ref);
+
+  char *bad_omp[] = {"OMP_NUM_THREADS=0", NULL};
+  th_result r = th_run(NULL, te_argv, bad_omp, NULL);
+  cr_expect_eq(r.status, 1);
+  cr_expect(r.err && strstr(r.err, "trec_eval: OMP_NUM_THREADS: expected an integer from 1 to 4096"), "stderr: %s",
+            r.err ? r.err : "");
+  th_free(&r);
+  char *mpi[] = {"OMPI_COMM_WORLD_SIZE=2", NULL};
+  r = th_run(NULL, te_argv, mpi, NULL);
+  cr_expect_eq(r.status, 1);
+  cr_expect(r.err && strstr(r.err, "trec_eval: does not split its work across MPI ranks"), "stderr: %s",
+            r.err ? r.err : "");
+  th_free(&r);
+
+  /* what the dynamic loader would load (ldd's own mechanism) */
+  char *trace[] = {"LD_TRACE_LOADED_OBJECTS=1", NULL};
+  r = th_run(NULL, te_argv, trace, NULL);
+  cr_assert_not_null(r.out);
+  cr_expect(strstr(r.out, "libgomp") || strstr(r.out, "libc."), "no loader trace: %s", r.out);
+  cr_expect(!strstr(r.out, "libhdf5") && !strstr(r.out, "libcurl") && !strstr(r.out, "libsqlite"),
+            "the trec_eval program loads:\n%s", r.out);
+  th_free(&r);
+}
+
 /* ---- determinism --------------------------------------------------------- */
 
 struct det_case {

@@ -1,7 +1,8 @@
 /* test_golden.c: every command of ../shared/conformance/<dataset>/expected/
  * COMMANDS.tsv, run through `ragsweep trec_eval` in that folder: stdout must
  * equal trec_eval 10.0's byte for byte, and the exit code must match.  The
- * serial build must print the same bytes.  Without ../shared the tests
+ * serial build must print the same bytes, and so must the trec_eval program
+ * (linked apart, see src/cli/trec_eval_main.c).  Without ../shared the tests
  * report themselves skipped, with the reason. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
@@ -70,14 +71,14 @@ ParameterizedTestParameters(golden, trec_eval_10)
   return cr_make_param_array(struct golden_case, cases, n);
 }
 
-static void check_case(const struct golden_case *c, const char *bin)
+static void check_case(const struct golden_case *c, const char *bin, const char *sub)
 {
   char dir[4352], exp_path[4608], args[1200];
   snprintf(dir, sizeof dir, "%s/%s", th_conformance_dir(), c->dataset);
   snprintf(exp_path, sizeof exp_path, "%s/expected/%s", dir, c->output);
   snprintf(args, sizeof args, "%s", c->args);
   char *argv[64];
-  th_split(args, bin, "trec_eval", argv, 64);
+  th_split(args, bin, sub, argv, 64);
   size_t exp_len = 0;
   char *expected = th_slurp(exp_path, &exp_len);
   cr_assert_not_null(expected, "cannot read %s", exp_path);
@@ -99,9 +100,10 @@ ParameterizedTest(struct golden_case *c, golden, trec_eval_10, .timeout = 120)
   if (!c->dataset[0])
     cr_skip_test("conformance data not found at ../shared/conformance (or $RAGSWEEP_CONFORMANCE): "
                  "the golden tests need it; CI always has it");
-  check_case(c, th_bin());
+  check_case(c, th_bin(), "trec_eval");
   const char *serial = th_serial_bin();
-  if (serial) check_case(c, serial);
+  if (serial) check_case(c, serial, "trec_eval");
+  check_case(c, th_trec_eval_bin(), NULL);
 }
 
 /* The parameter table above must really cover every COMMANDS.tsv line. */

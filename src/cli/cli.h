@@ -13,6 +13,10 @@ enum {
   RS_EXIT_TOPIC = 4    /* duplicate docs, or a judged topic missing from the run */
 };
 
+/* 0 (after a message naming prog) when OMP_NUM_THREADS is set but not
+ * 1..4096 for each entry of its list. */
+int rs_cli_omp_env_ok(const char *prog);
+
 int rs_cli_trec_eval(int argc, char **argv, const char *prog);
 int rs_cli_eval(int argc, char **argv);
 int rs_cli_compare(int argc, char **argv);

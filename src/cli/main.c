@@ -1,5 +1,6 @@
 /* main.c: ragsweep's entry point.  Invoked as "trec_eval" (a symlink), it is
- * a drop-in trec_eval; otherwise the first argument names the subcommand. */
+ * a drop-in trec_eval (as is the lighter trec_eval program, trec_eval_main.c);
+ * otherwise the first argument names the subcommand. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,29 +41,6 @@ static void usage(FILE *f)
           RAGSWEEP_VERSION);
 }
 
-/* OMP_NUM_THREADS is read by the OpenMP runtime, so every command is bound
- * by it: 99999 threads overflow the stack in GOMP_parallel.  The same cap as
- * --threads (1..4096) for each entry of its comma-separated list. */
-static int omp_env_ok(const char *prog)
-{
-  const char *v = getenv("OMP_NUM_THREADS");
-  if (!v) return 1;
-  const char *p = v;
-  for (;;) {
-    long n = 0;
-    int digits = 0;
-    while (*p == ' ') p++;
-    while (*p >= '0' && *p <= '9' && digits < 6) n = n * 10 + (*p++ - '0'), digits++;
-    while (*p == ' ') p++;
-    if (!digits || n < 1 || n > 4096 || (*p && *p != ',')) break;
-    if (!*p) return 1;
-    p++;
-  }
-  fprintf(stderr, "%s: OMP_NUM_THREADS: expected an integer from 1 to 4096 (or a comma-separated list of them), "
-                  "found '%s'\n", prog, v);
-  return 0;
-}
-
 /* Under mpirun with more than one rank, the commands that split their work
  * across the ranks (README, "MPI"); any other would run P times over. */
 static int splits_under_mpi(const char *cmd)
@@ -74,7 +52,7 @@ static int run(int argc, char **argv)
 {
   const char *base = strrchr(argv[0], '/');
   base = base ? base + 1 : argv[0];
-  if (!omp_env_ok(strcmp(base, "trec_eval") == 0 ? "trec_eval" : "ragsweep")) return RS_EXIT_USAGE;
+  if (!rs_cli_omp_env_ok(strcmp(base, "trec_eval") == 0 ? "trec_eval" : "ragsweep")) return RS_EXIT_USAGE;
   if (strcmp(base, "trec_eval") == 0 && rs__mpi_size() > 1) {
     fprintf(stderr, "trec_eval: does not split its work across MPI ranks; run it as one process\n");
     return RS_EXIT_USAGE;
