@@ -12,8 +12,11 @@ void rs__latency_histogram(const double *x, size_t n, double to_ms, uint64_t buc
   for (size_t b = 0; b <= RS__LATENCY_N_BOUNDS; b++) bucket[b] = 0;
   for (size_t i = 0; i < n; i++) {
     const double ms = x[i] * to_ms;
+    /* The first bound ms is at or below, as the count of bounds it is
+     * above (they rise): compares without branches, where the search
+     * stopped at a data-dependent bound (a mispredicted branch a value). */
     size_t b = 0;
-    while (b < RS__LATENCY_N_BOUNDS && !(ms <= rs__latency_bounds_ms[b])) b++;
+    for (size_t k = 0; k < RS__LATENCY_N_BOUNDS; k++) b += !(ms <= rs__latency_bounds_ms[k]);
     bucket[b]++;
   }
 }
