@@ -592,7 +592,8 @@ static int eval_run(eval_args *a, const shard_set *merge)
   if (so->timing)
     fprintf(stderr,
             "timing (s): open corpus %.3f, open runs %.3f, spec %.3f, setup %.3f, "
-            "score+read %.3f (reader busy %.3f), combine %.3f, %" PRIu64 " batches, write %.3f; total %.3f\n",
+            "score+read %.3f (beside the scoring: reader busy %.3f, combine %.3f), %" PRIu64 " batches, write %.3f; "
+            "total %.3f\n",
             t_corpus - t_start, t_runs - t_corpus, t_sweep - t_runs, tm.setup, tm.score, tm.read, tm.combine,
             tm.batches, t_end - t_write, t_end - t_start);
   print_leaderboard(&in, spec, res, (size_t)a->top);

@@ -80,7 +80,8 @@ typedef struct rs__sweep_cfg {
 /* Seconds of wall time per phase of rs__sweep: setup (grade levels, doc-id
  * ranks), read (time inside the reader, which runs beside the scoring on
  * one thread, except for the first batch), score (wall time of the
- * parallel sections, reading included), combine (the in-order sums). */
+ * parallel sections, reading and combining included), combine (time in the
+ * in-order sums, which also run beside the scoring, a batch behind). */
 typedef struct rs__sweep_timing {
   double setup, read, score, combine;
   uint64_t batches;
