@@ -70,22 +70,33 @@ for nq in $SIZES; do
     done
     peer_s=$(echo "$ptimes" | tr ' ' '\n' | grep . | sort -n | head -1)
   fi
+  # The floors first, then the timed runs in rounds, each round every
+  # thread count in turn (see sweep.sh: a slow phase of the machine falls on
+  # all thread counts alike).
   t=1
-  best1=""
   while [ "$t" -le "$cores" ]; do
-    floor_s=$("$FLOOR" --newlines --threads "$t" --repeat "$REPEAT" "$dir/run.txt" | cut -d' ' -f1)
-    times=""
-    rss=0
-    i=0
-    while [ "$i" -lt "$REPEAT" ]; do
+    f=$("$FLOOR" --newlines --threads "$t" --repeat "$REPEAT" "$dir/run.txt" | cut -d' ' -f1)
+    eval "floor_$t=$f times_$t='' rss_$t=0"
+    t=$((t + 1))
+  done
+  i=0
+  while [ "$i" -lt "$REPEAT" ]; do
+    t=1
+    while [ "$t" -le "$cores" ]; do
       # shellcheck disable=SC2086
       /usr/bin/time -f '%e %M' -o "$tmp/time" "$BIN" --threads "$t" $MEASURES \
         "$dir/qrels.txt" "$dir/run.txt" >"$tmp/out.$t"
       read -r sec kb <"$tmp/time"
-      times="$times $sec"
-      [ "$kb" -gt "$rss" ] && rss=$kb
-      i=$((i + 1))
+      eval "times_$t=\"\$times_$t $sec\"; prev=\$rss_$t"
+      if [ "$kb" -gt "$prev" ]; then eval "rss_$t=$kb"; fi
+      t=$((t + 1))
     done
+    i=$((i + 1))
+  done
+  t=1
+  best1=""
+  while [ "$t" -le "$cores" ]; do
+    eval "floor_s=\$floor_$t times=\$times_$t rss=\$rss_$t"
     if [ "$t" -gt 1 ] && ! cmp -s "$tmp/out.1" "$tmp/out.$t"; then
       echo "bench: output at $t threads differs from 1 thread" >&2
       exit 1

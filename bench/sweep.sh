@@ -92,30 +92,43 @@ bench_one() { # NAME NQ K RUNS RUNS_PER_FILE
   bytes=$(du -cb $files | tail -1 | cut -f1)
   pairs=$(( $2 * $3 * $4 ))
   case "$1" in 1M | 100x100k) target=3 ;; *) target="" ;; esac
+  # The floors first, at each thread count (their warm-up pass caches the
+  # files).  Then the timed runs in rounds, each round every thread count in
+  # turn, so that a slow phase of a shared machine (minutes long on a VM)
+  # falls on all thread counts alike, not on one side of the 2 vs 1 ratio.
+  t=1
+  while [ "$t" -le "$cores" ]; do
+    # shellcheck disable=SC2086
+    f=$("$FLOOR" --sum --threads "$t" --repeat "$REPEAT" $files | cut -d' ' -f1)
+    eval "floor_$t=$f times_$t='' rss_$t=0"
+    t=$((t + 1))
+  done
+  i=0
+  while [ "$i" -lt "$REPEAT" ]; do
+    t=1
+    while [ "$t" -le "$cores" ]; do
+      rm -rf "$tmp/out.$t"
+      # shellcheck disable=SC2086
+      /usr/bin/time -f '%e %M' -o "$tmp/time" "$BIN" eval $files -o "$tmp/out.$t" --threads "$t" --quiet --top 0 $MEASURES >/dev/null
+      read -r sec kb <"$tmp/time"
+      eval "times_$t=\"\$times_$t $sec\"; prev=\$rss_$t"
+      if [ "$kb" -gt "$prev" ]; then eval "rss_$t=$kb"; fi
+      t=$((t + 1))
+    done
+    i=$((i + 1))
+  done
   t=1
   ref=""
   best1=""
   while [ "$t" -le "$cores" ]; do
-    # the floor first, at this thread count (its warm-up pass caches the files)
-    # shellcheck disable=SC2086
-    floor_s=$("$FLOOR" --sum --threads "$t" --repeat "$REPEAT" $files | cut -d' ' -f1)
-    times=""; rss=0; i=0
-    while [ "$i" -lt "$REPEAT" ]; do
-      rm -rf "$tmp/out"
-      # shellcheck disable=SC2086
-      /usr/bin/time -f '%e %M' -o "$tmp/time" "$BIN" eval $files -o "$tmp/out" --threads "$t" --quiet --top 0 $MEASURES >/dev/null
-      set -- $(cat "$tmp/time") "$@"
-      times="$times $1"; [ "$2" -gt "$rss" ] && rss=$2
-      shift 2
-      i=$((i + 1))
-    done
+    eval "floor_s=\$floor_$t times=\$times_$t rss=\$rss_$t"
     if [ -z "$ref" ]; then
-      cp "$tmp/out/aggregate.csv" "$tmp/ref.csv"; ref=1
+      cp "$tmp/out.$t/aggregate.csv" "$tmp/ref.csv"; ref=1
       # one corpus file of up to 10M pairs: export + trec_eval take ~2 s
       if [ "$5" = 0 ] && [ "$(($2 * $3))" -le 10000000 ]; then
         crosscheck "${files%% *}" "$tmp/ref.csv" || { echo "bench: $1: values disagree with trec_eval" >&2; exit 1; }
       fi
-    elif ! cmp -s "$tmp/out/aggregate.csv" "$tmp/ref.csv"; then echo "bench: $1 differs at $t threads" >&2; exit 1; fi
+    elif ! cmp -s "$tmp/out.$t/aggregate.csv" "$tmp/ref.csv"; then echo "bench: $1 differs at $t threads" >&2; exit 1; fi
     med=$(echo $times | tr ' ' '\n' | median)
     best=$(echo $times | tr ' ' '\n' | sort -n | head -1)
     [ -n "$best1" ] || best1=$best
