@@ -24,6 +24,7 @@ BIN="$ROOT/$BUILD/trec_eval"
 GEN="$ROOT/../shared/tools/gen_trec.py"
 WORK=${BENCH_WORK:-$HERE/work}
 OUT="$HERE/results/trec_text.csv"
+. "$HERE/rounds.sh"
 RATIOS="$HERE/results/ratios.csv"
 FLOOR="$ROOT/$BUILD/bench_floor"
 PEER_REPEAT=${PEER_REPEAT:-3}
@@ -70,29 +71,12 @@ for nq in $SIZES; do
     done
     peer_s=$(echo "$ptimes" | tr ' ' '\n' | grep . | sort -n | head -1)
   fi
-  # The floors first, then the timed runs in rounds, each round every
-  # thread count in turn (see sweep.sh: a slow phase of the machine falls on
-  # all thread counts alike).
-  t=1
-  while [ "$t" -le "$cores" ]; do
-    f=$("$FLOOR" --newlines --threads "$t" --repeat "$REPEAT" "$dir/run.txt" | cut -d' ' -f1)
-    eval "floor_$t=$f times_$t='' rss_$t=0"
-    t=$((t + 1))
-  done
-  i=0
-  while [ "$i" -lt "$REPEAT" ]; do
-    t=1
-    while [ "$t" -le "$cores" ]; do
-      # shellcheck disable=SC2086
-      /usr/bin/time -f '%e %M' -o "$tmp/time" "$BIN" --threads "$t" $MEASURES \
-        "$dir/qrels.txt" "$dir/run.txt" >"$tmp/out.$t"
-      read -r sec kb <"$tmp/time"
-      eval "times_$t=\"\$times_$t $sec\"; prev=\$rss_$t"
-      if [ "$kb" -gt "$prev" ]; then eval "rss_$t=$kb"; fi
-      t=$((t + 1))
-    done
-    i=$((i + 1))
-  done
+  floor_once() { "$FLOOR" --newlines --threads "$1" --repeat "$REPEAT" "$dir/run.txt" | cut -d' ' -f1; }
+  run_once() {
+    # shellcheck disable=SC2086
+    /usr/bin/time -f '%e %M' -o "$tmp/time" "$BIN" --threads "$1" $MEASURES "$dir/qrels.txt" "$dir/run.txt" >"$tmp/out.$1"
+  }
+  time_rounds
   t=1
   best1=""
   while [ "$t" -le "$cores" ]; do

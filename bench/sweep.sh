@@ -25,6 +25,7 @@ GEN="$ROOT/$BUILD/gen_sweep"
 FLOOR="$ROOT/$BUILD/bench_floor"
 WORK=${BENCH_WORK:-$HERE/work}
 OUT="$HERE/results/sweep_hdf5.csv"
+. "$HERE/rounds.sh"
 RATIOS="$HERE/results/ratios.csv"
 MEASURES=${BENCH_MEASURES:-}   # empty: eval's default set
 
@@ -92,31 +93,15 @@ bench_one() { # NAME NQ K RUNS RUNS_PER_FILE
   bytes=$(du -cb $files | tail -1 | cut -f1)
   pairs=$(( $2 * $3 * $4 ))
   case "$1" in 1M | 100x100k) target=3 ;; *) target="" ;; esac
-  # The floors first, at each thread count (their warm-up pass caches the
-  # files).  Then the timed runs in rounds, each round every thread count in
-  # turn, so that a slow phase of a shared machine (minutes long on a VM)
-  # falls on all thread counts alike, not on one side of the 2 vs 1 ratio.
-  t=1
-  while [ "$t" -le "$cores" ]; do
+  # the floors' warm-up pass caches the files
+  # shellcheck disable=SC2086
+  floor_once() { "$FLOOR" --sum --threads "$1" --repeat "$REPEAT" $files | cut -d' ' -f1; }
+  run_once() {
+    rm -rf "$tmp/out.$1"
     # shellcheck disable=SC2086
-    f=$("$FLOOR" --sum --threads "$t" --repeat "$REPEAT" $files | cut -d' ' -f1)
-    eval "floor_$t=$f times_$t='' rss_$t=0"
-    t=$((t + 1))
-  done
-  i=0
-  while [ "$i" -lt "$REPEAT" ]; do
-    t=1
-    while [ "$t" -le "$cores" ]; do
-      rm -rf "$tmp/out.$t"
-      # shellcheck disable=SC2086
-      /usr/bin/time -f '%e %M' -o "$tmp/time" "$BIN" eval $files -o "$tmp/out.$t" --threads "$t" --quiet --top 0 $MEASURES >/dev/null
-      read -r sec kb <"$tmp/time"
-      eval "times_$t=\"\$times_$t $sec\"; prev=\$rss_$t"
-      if [ "$kb" -gt "$prev" ]; then eval "rss_$t=$kb"; fi
-      t=$((t + 1))
-    done
-    i=$((i + 1))
-  done
+    /usr/bin/time -f '%e %M' -o "$tmp/time" "$BIN" eval $files -o "$tmp/out.$1" --threads "$1" --quiet --top 0 $MEASURES >/dev/null
+  }
+  time_rounds
   t=1
   ref=""
   best1=""

@@ -41,6 +41,11 @@ void *rs__realloc(void *p, size_t size);
  * takes one fault where an unaligned block takes hundreds of 4 kB ones.
  * Freed with free; never realloc'd (realloc does not keep the alignment). */
 void *rs__malloc_pages(size_t size);
+/* As rs__malloc, on whole cache lines (aligned, the size rounded up): an
+ * array whose parts different threads write, each part a multiple of
+ * RS_CACHE_LINE bytes, has no line two threads write.  Freed with free. */
+enum { RS_CACHE_LINE = 64 };
+void *rs__malloc_lines(size_t size);
 /* n * size, or SIZE_MAX when that overflows (so the allocation fails). */
 size_t rs__mul(size_t n, size_t size);
 

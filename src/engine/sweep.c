@@ -19,9 +19,8 @@ enum {
    * per 1.6 GB); 64K docs gains nothing more. */
   DEFAULT_BATCH_DOCS = 1 << 17,
   MAX_SEGMENTS = 64,            /* blocks (of different runs) per batch */
-  CACHE_LINE = 64,
   /* Rows a thread claims at a time: their status bytes fill one cache line
-   * (and their values lines of their own: see alloc_lines), so no two
+   * (and their values lines of their own: rs__malloc_lines), so no two
    * threads write one line.  At 32, two chunks shared each status line.
    * Per-thread timers around the row loop, 5 run files of 100 x 100k: two
    * threads' scoring took 2.91-3.01 s in all against one thread's 2.33-2.36
@@ -555,23 +554,15 @@ static void score_row(void *vctx, size_t row, int tid)
 
 /* --- reading ------------------------------------------------------------------- */
 
-/* Whole cache lines: the rows of one thread's chunk write their status
- * bytes and values on lines no other thread's chunk writes (CHUNK_ROWS). */
-static void *alloc_lines(size_t bytes)
-{
-  if (bytes == 0 || bytes > SIZE_MAX - (CACHE_LINE - 1)) return NULL;
-  return aligned_alloc(CACHE_LINE, (bytes + CACHE_LINE - 1) / CACHE_LINE * CACHE_LINE);
-}
-
 /* Room for `rows` rows; the contents are not kept (a batch's rows are
  * written again each time it is filled). */
 static rs_code grow_batch(batch *b, size_t rows, size_t row_values, rs_error *err)
 {
   if (rows <= b->cap_rows) return RS_OK;
   free(b->values), free(b->status), free(b->bad_at);
-  b->values = alloc_lines(rs__mul(rs__mul(rows, row_values), sizeof *b->values));
-  b->status = alloc_lines(rows);
-  b->bad_at = alloc_lines(rs__mul(rows, sizeof *b->bad_at));
+  b->values = rs__malloc_lines(rs__mul(rs__mul(rows, row_values), sizeof *b->values));
+  b->status = rs__malloc_lines(rows);
+  b->bad_at = rs__malloc_lines(rs__mul(rows, sizeof *b->bad_at));
   b->cap_rows = 0;
   if (!b->values || !b->status || !b->bad_at) return rs__fail(err, RS_NOMEM, "out of memory for a batch of %zu queries", rows);
   b->cap_rows = rows;

@@ -1284,13 +1284,15 @@ static rs_code probe_file(const char *path, const char *only, const char *skip, 
   return probe_file_links(path, only, skip, numbers, NULL, NULL, 0, NULL, NULL, err);
 }
 
-/* As probe_file; with links set, the child only looks up those root links
- * and reports them in *found.  *qids_ok (if set): qid_check's verdict.
- * split: share the decoding with the other MPI ranks, or, in one process,
- * among up to PROBE_MAX_CHILDREN children, one per thread (1M x 100: the
- * probe is a third of a one-thread run, and nothing else can run while it
- * does). */
 enum { PROBE_MAX_CHILDREN = 4 };
+
+/* Probe children to run at once in one process: one per thread, up to
+ * PROBE_MAX_CHILDREN (1M x 100: the probe is a third of a one-thread run). */
+static unsigned probe_parallelism(void)
+{
+  const int t = rs__threads(0);
+  return t < 1 ? 1 : t > PROBE_MAX_CHILDREN ? PROBE_MAX_CHILDREN : (unsigned)t;
+}
 
 /* One probe under way: its children, started by probe_start and waited
  * for by probe_finish, so that the probes of several files can run beside
@@ -1316,11 +1318,7 @@ static void probe_start(probe_run *pr, const char *path, const char *only, const
   memset(pr, 0, sizeof *pr);
   pr->path = path;
   pr->stalled = -1;
-  unsigned n_child = 1;
-  if (split && !links && rs__mpi_size() <= 1) {
-    const int t = rs__threads(0);
-    n_child = t < 1 ? 1 : t > PROBE_MAX_CHILDREN ? PROBE_MAX_CHILDREN : (unsigned)t;
-  }
+  const unsigned n_child = split && !links && rs__mpi_size() <= 1 ? probe_parallelism() : 1;
   pr->map_bytes = n_child * sizeof(probe_state);
   probe_state *ps = mmap(NULL, pr->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (ps == MAP_FAILED) {
@@ -1494,6 +1492,11 @@ static rs_code probe_finish(probe_run *pr, uint32_t *found, int *qids_ok, int *d
   return rc;
 }
 
+/* As probe_file; with links set, the child only looks up those root links
+ * and reports them in *found.  *qids_ok (if set): qid_check's verdict;
+ * *docs_sorted (if set): /docs/id in strcmp order.  split: share the
+ * decoding with the other MPI ranks, or, in one process, among one child
+ * per thread (probe_parallelism). */
 static rs_code probe_file_links(const char *path, const char *only, const char *skip, const char *const *numbers,
                                 const char *const *links, uint32_t *found, int split, int *qids_ok,
                                 int *docs_sorted, rs_error *err)
@@ -1652,16 +1655,22 @@ static void close_file(rs__h5file *f)
   free(f);
 }
 
-rs_code rs__runset_open(const char *path, size_t nq, rs__runset *out, rs_error *err)
+/* The runs of an opened run file into out; on an error the file is closed. */
+static rs_code runset_of(rs__h5file *f, size_t nq, rs__runset *out, rs_error *err)
 {
-  rs__h5file *f = NULL;
-  rs_code rc = open_file(path, &f, err);
-  if (rc) return rc;
-  if ((rc = open_runs(f, nq, 1, out, err))) {
+  rs_code rc = open_runs(f, nq, 1, out, err);
+  if (rc) {
     close_file(f);
     out->file = NULL;
   }
   return rc;
+}
+
+rs_code rs__runset_open(const char *path, size_t nq, rs__runset *out, rs_error *err)
+{
+  rs__h5file *f = NULL;
+  rs_code rc = open_file(path, &f, err);
+  return rc ? rc : runset_of(f, nq, out, err);
 }
 
 /* The run files' probes, one child each, run up to one per thread at a
@@ -1675,8 +1684,7 @@ rs_code rs__runset_open(const char *path, size_t nq, rs__runset *out, rs_error *
 rs_code rs__runsets_open(char *const *paths, size_t n, size_t nq, rs__runset *out, size_t *n_open, rs_error *err)
 {
   *n_open = 0;
-  const int t = rs__threads(0);
-  const size_t ahead = rs__mpi_size() > 1 || t <= 1 ? 1 : t > PROBE_MAX_CHILDREN ? PROBE_MAX_CHILDREN : (size_t)t;
+  const size_t ahead = rs__mpi_size() > 1 ? 1 : probe_parallelism();
   if (ahead == 1) { /* one file at a time (and, under MPI, every rank in step) */
     for (size_t i = 0; i < n; i++) {
       rs_code rc = rs__runset_open(paths[i], nq, &out[i], err);
@@ -1706,14 +1714,9 @@ rs_code rs__runsets_open(char *const *paths, size_t n, size_t nq, rs__runset *ou
       rc = probe_finish(&pr[k], NULL, &qids_ok, &docs_sorted, err);
     }
     rs__h5file *f = NULL;
-    if (!rc && !(rc = open_probed(paths[i], rc, qids_ok, docs_sorted, &f, err))) {
-      if ((rc = open_runs(f, nq, 1, &out[i], err))) {
-        close_file(f);
-        out[i].file = NULL;
-      } else {
-        ++*n_open;
-      }
-    }
+    if (!rc && !(rc = open_probed(paths[i], RS_OK, qids_ok, docs_sorted, &f, err)) &&
+        !(rc = runset_of(f, nq, &out[i], err)))
+      ++*n_open;
   }
   for (size_t j = *n_open + (rc ? 1 : 0); j < started; j++) /* probes ahead of a failure */
     if (!pre[j % ahead]) probe_cancel(&pr[j % ahead]);
@@ -2039,8 +2042,7 @@ rs_code rs__corpus_open(const char *path, rs__corpus **out, rs_error *err)
    * the ranks of the ties. */
   if ((rc = file_settle(f, err))) goto fail;
   c->doc_ids_sorted = f->docs_sorted;
-  if (c->has_docs && !f->docs_sorted && (rc = read_strings(f->fid, path, "/docs/id", c->nd, &c->doc_id, &n, err)))
-    goto fail;
+  if (!f->docs_sorted && (rc = rs__corpus_load_doc_ids(c, err))) goto fail;
   if ((rc = check_query_ids(c, err))) goto fail;
   *out = c;
   return RS_OK;

@@ -1,4 +1,4 @@
-/* alloc.c: rs__malloc, rs__calloc and rs__realloc.  Large blocks ask the
+/* alloc.c: rs__malloc, rs__calloc, rs__realloc and the aligned ones.  Large blocks ask the
  * kernel for transparent huge pages: first touches of fresh memory are a
  * large share of a run (on virtual machines a page fault costs several
  * microseconds), and a 2 MB page takes one fault where 4 kB pages take
@@ -35,11 +35,17 @@ void *rs__calloc(size_t n, size_t size)
 
 void *rs__realloc(void *p, size_t size) { return huge_hint(realloc(p, size ? size : 1), size); }
 
-void *rs__malloc_pages(size_t size)
+/* size rounded up to whole units of `align` (a power of two), at an
+ * address that is a multiple of it; NULL when that overflows. */
+static void *malloc_aligned(size_t align, size_t size)
 {
-  if (size < HUGE_MIN) return rs__malloc(size);
-  const size_t whole = size > SIZE_MAX - HUGE_PAGE ? SIZE_MAX : (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+  if (size > SIZE_MAX - align) return NULL;
+  const size_t whole = (size + align - 1) & ~(align - 1);
   void *p = NULL;
-  if (whole == SIZE_MAX || posix_memalign(&p, HUGE_PAGE, whole) != 0) return NULL;
+  if (posix_memalign(&p, align, whole ? whole : align) != 0) return NULL;
   return huge_hint(p, whole);
 }
+
+void *rs__malloc_pages(size_t size) { return size < HUGE_MIN ? rs__malloc(size) : malloc_aligned(HUGE_PAGE, size); }
+
+void *rs__malloc_lines(size_t size) { return malloc_aligned(RS_CACHE_LINE, size); }

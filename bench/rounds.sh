@@ -1,0 +1,28 @@
+# bench/rounds.sh: sourced by sweep.sh and run.sh.
+# time_rounds: the caller's `floor_once T` (prints the floor, in seconds) at
+# each thread count T = 1..$cores, then $REPEAT rounds of `run_once T` (the
+# timed command, its `/usr/bin/time -f '%e %M'` line in $tmp/time), each
+# round every thread count in turn, so that a slow phase of a shared
+# machine (minutes long on a VM) falls on every thread count alike, not on
+# one side of the 2 vs 1 ratio.  Leaves floor_T, times_T (seconds, space
+# separated) and rss_T (KB) for each T.
+time_rounds() {
+  t=1
+  while [ "$t" -le "$cores" ]; do
+    f=$(floor_once "$t")
+    eval "floor_$t=$f times_$t='' rss_$t=0"
+    t=$((t + 1))
+  done
+  i=0
+  while [ "$i" -lt "$REPEAT" ]; do
+    t=1
+    while [ "$t" -le "$cores" ]; do
+      run_once "$t"
+      read -r sec kb <"$tmp/time"
+      eval "times_$t=\"\$times_$t $sec\"; prev=\$rss_$t"
+      if [ "$kb" -gt "$prev" ]; then eval "rss_$t=$kb"; fi
+      t=$((t + 1))
+    done
+    i=$((i + 1))
+  done
+}
