@@ -294,6 +294,20 @@ static void b_nan(mini *m) { m->score[0][2] = NAN; }
 static void b_after_pad(mini *m) { m->doc[1][3] = 3; }
 static void b_dup(mini *m) { m->doc[0][3] = 3; }
 static void b_dup_unjudged(mini *m) { m->doc[2][1] = 5; }
+/* q1 ranks d0 twice among tied scores: trec order d3 d2 d0 d0, and the
+ * repeat named is d0's second stored copy (column 2) */
+static void b_dup_tied(mini *m)
+{
+  const int32_t doc[4] = {0, 3, 0, 2};
+  for (size_t j = 0; j < 4; j++) m->doc[0][j] = doc[j], m->score[0][j] = 1.0;
+}
+/* ... and among rising scores (a full sort): d2 (4) d0 (3) d3 (2) d0 (1),
+ * the repeat is the stored column 0 */
+static void b_dup_rising(mini *m)
+{
+  const int32_t doc[4] = {0, 3, 0, 2};
+  for (size_t j = 0; j < 4; j++) m->doc[0][j] = doc[j], m->score[0][j] = (double)(j + 1);
+}
 static void b_latency(mini *m) { m->lat[1] = -1.0; }
 
 static broken_case broken[] = {
@@ -307,6 +321,8 @@ static broken_case broken[] = {
     {"after_pad", b_after_pad, "/runs/sys/doc: row 1 (query \"q2\"), column 3: doc index 3 after -1 padding"},
     {"dup", b_dup, "/runs/sys/doc: row 0 (query \"q1\"), column 3: doc \"d3\" (index 3) appears twice"},
     {"dup_unjudged", b_dup_unjudged, "row 2 (query \"q3\"), column 1: doc \"d5\" (index 5) appears twice"},
+    {"dup_tied", b_dup_tied, "row 0 (query \"q1\"), column 2: doc \"d0\" (index 0) appears twice"},
+    {"dup_rising", b_dup_rising, "row 0 (query \"q1\"), column 0: doc \"d0\" (index 0) appears twice"},
     {"latency", b_latency, "/runs/sys/latency: row 1: expected a finite latency >= 0 seconds, found -1"},
 };
 

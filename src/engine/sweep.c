@@ -61,7 +61,8 @@ enum { JOIN_LOAD_INVERSE = 8 };
 typedef struct {
   size_t cap, hcap;
   uint32_t *order, *tmp;
-  uint8_t *tie; /* [cap + 9]: see order_ties */
+  int32_t *sdoc; /* the ranking's docs, when not in stored order */
+  uint8_t *tie;  /* [cap + 9]: see order_ties */
   int32_t *rel;
   double *score; /* the row's scores as double */
   /* the row's grade levels (rs_levels) */
@@ -194,6 +195,7 @@ static void free_thread(thread_state *t)
   free(t->lv_grade);
   free(t->lv_count);
   free(t->order);
+  free(t->sdoc);
   free(t->tmp);
   free(t->tie);
   free(t->rel);
@@ -214,6 +216,7 @@ static rs_code ensure_thread(engine *e, thread_state *t, size_t len, rs_error *e
   free_thread(t);
   t->order = rs__malloc(rs__mul(cap, sizeof *t->order));
   t->tmp = rs__malloc(rs__mul(cap, sizeof *t->tmp));
+  t->sdoc = rs__malloc(rs__mul(cap, sizeof *t->sdoc));
   t->tie = rs__malloc(cap + 9);
   t->rel = rs__malloc(rs__mul(cap, sizeof *t->rel));
   t->score = rs__malloc(rs__mul(cap, sizeof *t->score));
@@ -221,7 +224,7 @@ static rs_code ensure_thread(engine *e, thread_state *t, size_t len, rs_error *e
   t->lv_count = rs__malloc(rs__mul(e->max_levels, sizeof *t->lv_count));
   t->join_key = rs__calloc(hcap, sizeof *t->join_key);
   t->join_grade = rs__malloc(rs__mul(hcap, sizeof *t->join_grade));
-  if (!t->order || !t->tmp || !t->tie || !t->rel || !t->score || !t->lv_grade || !t->lv_count || !t->join_key || !t->join_grade ||
+  if (!t->order || !t->tmp || !t->sdoc || !t->tie || !t->rel || !t->score || !t->lv_grade || !t->lv_count || !t->join_key || !t->join_grade ||
       bits > 32) {
     free_thread(t);
     return rs__fail(err, RS_NOMEM, "out of memory for rankings of %zu docs", cap);
@@ -322,31 +325,30 @@ static rs_levels row_levels(thread_state *t, const int32_t *restrict grade, size
   return (rs_levels){g, cnt, n};
 }
 
-/* Sorts ord[a..b), docs of one score, into trec_eval's tie-break order:
+/* Sorts docs[a..b), docs of one score, into trec_eval's tie-break order:
  * doc id descending.  The scores are not looked at: an insertion sort on
- * the ids' integer ranks (the groups are short, most of two docs). */
-static inline void order_tie_group(const rs__corpus *c, const int32_t *id_rank, const int32_t *doc, uint32_t *ord,
-                                   size_t a, size_t b)
+ * the ids' integer ranks (the groups are short, most of two docs), stable,
+ * so copies of one doc keep their stored order. */
+static inline void order_tie_group(const rs__corpus *c, const int32_t *id_rank, int32_t *docs, size_t a, size_t b)
 {
   if (!c->has_docs) { /* ids are the decimal forms: rare, and slow */
     for (size_t i = a + 1; i < b; i++) {
-      const uint32_t x = ord[i];
+      const int32_t x = docs[i];
       size_t j = i;
-      while (j > a && decimal_cmp(doc[ord[j - 1]], doc[x]) < 0) ord[j] = ord[j - 1], j--;
-      ord[j] = x;
+      while (j > a && decimal_cmp(docs[j - 1], x) < 0) docs[j] = docs[j - 1], j--;
+      docs[j] = x;
     }
     return;
   }
   for (size_t i = a + 1; i < b; i++) {
-    const uint32_t x = ord[i];
-    const int32_t kx = id_rank ? id_rank[doc[x]] : doc[x];
+    const int32_t x = docs[i], kx = id_rank ? id_rank[x] : x;
     size_t j = i;
     while (j > a) {
-      const int32_t kp = id_rank ? id_rank[doc[ord[j - 1]]] : doc[ord[j - 1]];
+      const int32_t kp = id_rank ? id_rank[docs[j - 1]] : docs[j - 1];
       if (kp >= kx) break;
-      ord[j] = ord[j - 1], j--;
+      docs[j] = docs[j - 1], j--;
     }
-    ord[j] = x;
+    docs[j] = x;
   }
 }
 
@@ -366,20 +368,21 @@ static inline size_t next_tie(const uint8_t *tie, size_t a, size_t n)
 }
 
 /* A ranking whose scores never rise needs only its groups of equal scores
- * put in doc-id order.  The scores are compared in their stored type (a
- * float32 row is not converted), all at once into tie[j] = (score[j] ==
- * score[j + 1]), which vectorises; the groups are then found a word of
- * tie[] at a time, as most ranks tie with nothing. */
+ * put in doc-id order, here in docs[], a copy of the stored ids.  The
+ * scores are compared in their stored type (a float32 row is not
+ * converted), all at once into tie[j] = (score[j] == score[j + 1]), which
+ * vectorises; the groups are then found a word of tie[] at a time, as most
+ * ranks tie with nothing. */
 #define DEFINE_ORDER_TIES(NAME, T)                                                                               \
-  static void NAME(const rs__corpus *c, const int32_t *id_rank, const int32_t *doc, const T *restrict score,     \
-                   uint8_t *restrict tie, uint32_t *ord, size_t n)                                               \
+  static void NAME(const rs__corpus *c, const int32_t *id_rank, int32_t *docs, const T *restrict score,          \
+                   uint8_t *restrict tie, size_t n)                                                              \
   {                                                                                                              \
     for (size_t j = 0; j + 1 < n; j++) tie[j] = score[j] == score[j + 1];                                        \
     memset(tie + (n ? n - 1 : 0), 0, 9);                                                                         \
     for (size_t a = next_tie(tie, 0, n); a < n; a = next_tie(tie, a, n)) {                                       \
       size_t b = a + 1; /* tie[a]: a and a + 1 tie, and so on while tie[] holds */                               \
       while (tie[b]) b++;                                                                                        \
-      order_tie_group(c, id_rank, doc, ord, a, b + 1);                                                           \
+      order_tie_group(c, id_rank, docs, a, b + 1);                                                               \
       a = b + 1;                                                                                                 \
     }                                                                                                            \
   }
@@ -392,12 +395,13 @@ DEFINE_ORDER_TIES(order_ties_f64, double)
 static inline size_t join_slot_of(int32_t doc, unsigned shift) { return ((uint32_t)doc * 2654435761u) >> shift; }
 
 /* The row's grades in ranking order into rel[0..n) (RS_REL_UNPOOLED for
- * docs the query's judgments [qa, qb) do not hold), and its repeated docs:
- * 1, with *dup_at the stored column of the first doc that repeats one
- * ranked before it, when there is one.  One table holds the judged docs
- * and the ranked ones (see JOIN_JUDGED). */
-static int hash_join(thread_state *t, const rs__corpus *c, const int32_t *restrict doc, const uint32_t *ord, size_t n,
-                     size_t qa, size_t qb, int32_t *restrict rel, int64_t *dup_at)
+ * docs the query's judgments [qa, qb) do not hold), docs[0..n) being the
+ * ranking; 1 when a doc repeats one ranked before it, with *dup_rank its
+ * rank.  One table holds the judged docs and the ranked ones (see
+ * JOIN_JUDGED).  Most ranked docs are not judged and land on an empty slot
+ * at the first probe: that path is a load, a compare and a store. */
+static int hash_join(thread_state *t, const rs__corpus *c, const int32_t *restrict docs, size_t n, size_t qa, size_t qb,
+                     int32_t *restrict rel, size_t *dup_rank)
 {
   if (++t->gen == 0) {
     memset(t->join_key, 0, t->hcap * sizeof *t->join_key);
@@ -414,22 +418,41 @@ static int hash_join(thread_state *t, const rs__corpus *c, const int32_t *restri
     key[h] = tag | JOIN_JUDGED | (uint32_t)c->qdoc[j];
     grade[h] = c->qgrade[j];
   }
+  for (size_t r = 0; r < n; r++) rel[r] = RS_REL_UNPOOLED;
   for (size_t r = 0; r < n; r++) {
-    const int32_t d = ord ? doc[ord[r]] : doc[r];
-    const uint64_t want = tag | (uint32_t)d;
-    size_t h = join_slot_of(d, shift);
-    uint64_t k;
-    while ((k = key[h]) >= tag && (k & ~JOIN_JUDGED) != want) h = (h + 1) & mask;
-    key[h] = want; /* ranked: a second visit finds it without the mark */
-    if (k < tag) { /* an empty slot: not judged for this query */
-      rel[r] = RS_REL_UNPOOLED;
+    const uint64_t want = tag | (uint32_t)docs[r];
+    size_t h = join_slot_of(docs[r], shift);
+    uint64_t k = key[h];
+    if (k < tag) { /* empty: not judged, not ranked before */
+      key[h] = want;
       continue;
     }
-    if (!(k & JOIN_JUDGED)) { *dup_at = (int64_t)(ord ? ord[r] : r); return 1; }
+    while ((k & ~JOIN_JUDGED) != want) { /* another doc's slot: probe on */
+      h = (h + 1) & mask;
+      if ((k = key[h]) < tag) break;
+    }
+    key[h] = want; /* ranked: a second visit finds it without the mark */
+    if (k < tag) continue;
+    if (!(k & JOIN_JUDGED)) {
+      *dup_rank = r;
+      return 1;
+    }
     const int32_t g = grade[h];
     rel[r] = g < 0 ? RS_REL_UNJUDGED : g;
   }
   return 0;
+}
+
+/* The stored column of the second copy of doc d in doc[0..n).  When the
+ * scores never rise, copies of one doc keep their stored order in the
+ * ranking (their scores are equal, and the tie order is stable), so the
+ * first doc to repeat one ranked before it is its second stored copy. */
+static size_t second_copy(const int32_t *doc, size_t n, int32_t d)
+{
+  size_t j = 0;
+  while (doc[j] != d) j++;
+  for (j++; j < n && doc[j] != d; j++) continue;
+  return j;
 }
 
 static void score_row(void *vctx, size_t row, int tid)
@@ -446,6 +469,9 @@ static void score_row(void *vctx, size_t row, int tid)
   const size_t qa = (size_t)c->qoff[q], qb = (size_t)c->qoff[q + 1];
   const size_t base = (size_t)sg->blk.off[i], m = (size_t)(sg->blk.off[i + 1] - sg->blk.off[i]);
   const int32_t *restrict doc = sg->blk.doc + base;
+  /* the row's scores, in their stored type */
+  const float *s32 = sg->blk.score32 ? sg->blk.score32 + base : NULL;
+  const double *s64 = sg->blk.score64 ? sg->blk.score64 + base : NULL;
   const uint32_t nd = c->has_docs ? (uint32_t)c->nd : (uint32_t)INT32_MAX;
 
   /* Checks as whole-row reductions (they vectorise); the failing column is
@@ -479,8 +505,7 @@ static void score_row(void *vctx, size_t row, int tid)
   uint64_t rising = 0, tied = 0;
   if (e->runs[sg->run]->has_score && n) {
     uint64_t nan = 0; /* 64-bit flags: the width of a double, so the loops vectorise */
-    if (sg->blk.score32) {
-      const float *restrict s32 = sg->blk.score32 + base;
+    if (s32) {
       uint32_t nan32 = s32[0] != s32[0], rising32 = 0, tied32 = 0;
       for (size_t j = 1; j < n; j++) {
         nan32 |= (uint32_t)(s32[j] != s32[j]);
@@ -494,7 +519,6 @@ static void score_row(void *vctx, size_t row, int tid)
         score = d;
       }
     } else {
-      const double *restrict s64 = sg->blk.score64 + base;
       nan = s64[0] != s64[0];
       for (size_t j = 1; j < n; j++) {
         nan |= (uint64_t)(s64[j] != s64[j]);
@@ -505,10 +529,10 @@ static void score_row(void *vctx, size_t row, int tid)
     }
     if (nan) {
       size_t j = 0;
-      if (sg->blk.score32)
-        while (!isnan(sg->blk.score32[base + j])) j++;
+      if (s32)
+        while (!isnan(s32[j])) j++;
       else
-        while (!isnan(sg->blk.score64[base + j])) j++;
+        while (!isnan(s64[j])) j++;
       *status = ROW_NAN, bt->bad_at[row] = (int64_t)j;
       return;
     }
@@ -524,21 +548,32 @@ static void score_row(void *vctx, size_t row, int tid)
     return;
   }
 
-  /* The ranking's order of the stored docs: NULL for the stored order
-   * itself (nearly always: two reductions above tell, and the doc ids are
-   * compared only at tied scores). */
+  /* The ranking: the stored docs themselves (nearly always: two reductions
+   * above tell, and the doc ids are compared only at tied scores), else a
+   * copy in trec_eval's order, with ord the stored column of each rank
+   * when a full sort made it. */
+  const int32_t *ranked = doc;
   const uint32_t *ord = NULL;
   if (!e->cfg->ties_stored && qa < qb && (rising | tied)) { /* rising or tied: the run has scores */
-    uint32_t *restrict o = t->order;
-    for (size_t j = 0; j < n; j++) o[j] = (uint32_t)j;
-    if (rising) sort_ranking(c, e->id_rank, doc, score, o, t->tmp, n);
-    else if (sg->blk.score32) order_ties_f32(c, e->id_rank, doc, sg->blk.score32 + base, t->tie, o, n);
-    else order_ties_f64(c, e->id_rank, doc, sg->blk.score64 + base, t->tie, o, n);
-    ord = o;
+    int32_t *restrict sd = t->sdoc;
+    if (rising) {
+      uint32_t *restrict o = t->order;
+      for (size_t j = 0; j < n; j++) o[j] = (uint32_t)j;
+      sort_ranking(c, e->id_rank, doc, score, o, t->tmp, n);
+      for (size_t j = 0; j < n; j++) sd[j] = doc[o[j]];
+      ord = o;
+    } else {
+      memcpy(sd, doc, n * sizeof *sd);
+      if (s32) order_ties_f32(c, e->id_rank, sd, s32, t->tie, n);
+      else order_ties_f64(c, e->id_rank, sd, s64, t->tie, n);
+    }
+    ranked = sd;
   }
 
   int32_t *restrict rel = t->rel;
-  if (hash_join(t, c, doc, ord, n, qa, qb, rel, &bt->bad_at[row])) {
+  size_t dup_rank = 0;
+  if (hash_join(t, c, ranked, n, qa, qb, rel, &dup_rank)) {
+    bt->bad_at[row] = (int64_t)(ord ? ord[dup_rank] : second_copy(doc, n, ranked[dup_rank]));
     *status = ROW_DUP;
     return;
   }
