@@ -62,10 +62,12 @@ static double retrieved_ideal_dcg_at(const rs_plan *plan, const int32_t *restric
 void rs_eval_rag(const rs_plan *plan, const rs_rag_measure *m, size_t n_measures, const int32_t *rel, size_t n,
                  const rs_levels *lv, double *out)
 {
-  /* RR@k of every cutoff reads one walk: the rank of the first relevant
-   * doc, found once per relevance level (lists share their level). */
+  /* RR@k of every cutoff reads one walk per relevance level (lists share
+   * their level): the rank of the first relevant doc, looked for in the
+   * top k only, and further when a larger cutoff asks (RR@10 of a ranking
+   * of 100 reads 10 ranks). */
   long first_level = 0;
-  size_t first = SIZE_MAX;
+  size_t first = SIZE_MAX, walked = 0; /* first < walked: found; first == walked: none in the top walked */
   for (size_t j = 0; j < n_measures; j++) {
     const long k = m[j].cutoff;
     const size_t t = top(k, n);
@@ -73,8 +75,11 @@ void rs_eval_rag(const rs_plan *plan, const rs_rag_measure *m, size_t n_measures
     case RS_RAG_RR_CUT: {
       if (first == SIZE_MAX || first_level != m[j].level) {
         first_level = m[j].level;
-        first = 0;
-        while (first < n && rel[first] < first_level) first++;
+        first = walked = 0;
+      }
+      if (first == walked) {
+        while (first < t && rel[first] < first_level) first++;
+        walked = first < t ? first + 1 : first;
       }
       out[j] = first < t ? 1.0 / (double)(first + 1) : 0.0;
       break;

@@ -53,13 +53,8 @@ void rs__eval_ranked(const rs__topic *t, const rs_measure_sel *m, double *out)
     out[0] = look ? (double)rs__crel_at(t, look) / (double)R : 0.0;
     break;
   }
-  case RS_M_RECIP_RANK:
-    out[0] = 0.0;
-    for (size_t i = 0; i < n; i++)
-      if (rel[i] >= L) {
-        out[0] = 1.0 / (double)(i + 1);
-        break;
-      }
+  case RS_M_RECIP_RANK: /* the first relevant doc's rank: relpos[0] (RS_NEED_CREL) */
+    out[0] = t->rel_ret ? 1.0 / (double)(t->s->relpos[0] + 1) : 0.0;
     break;
   case RS_M_BING: {
     double sum = 0.0;

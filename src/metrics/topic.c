@@ -20,6 +20,7 @@ unsigned rs__kernel_needs(const rs_plan *plan)
     case RS_M_RECALL:
     case RS_M_RELATIVE_P:
     case RS_M_SUCCESS:
+    case RS_M_RECIP_RANK:
     case RS_M_RPREC: needs |= RS_NEED_CREL; break;
     default: break;
     }
@@ -74,17 +75,19 @@ static void build_prefixes(rs__topic *t)
   const size_t n = t->n;
   const int32_t L = (int32_t)t->L;
 
-  /* Three independent counts in 32-bit lanes, the width of rel, so the
-   * loop vectorises without widening (a ranking is under 2^31 docs). */
-  int32_t rel_ret = 0, nonrel_ret = 0, unj_ret = 0;
+  /* Two independent counts in 32-bit lanes, the width of rel, so the loop
+   * vectorises without widening (a ranking is under 2^31 docs).  The
+   * nonrelevant (0 <= grade < L) and unjudged (< 0) counts follow: for
+   * L > 0 the relevant are among the judged; for L <= 0 (trec_eval -l 0)
+   * no grade is nonrelevant. */
+  int32_t rel_ret = 0, judged_ret = 0;
   for (size_t i = 0; i < n; i++) {
     rel_ret += rel[i] >= L;
-    nonrel_ret += (rel[i] >= 0) & (rel[i] < L);
-    unj_ret += rel[i] < 0;
+    judged_ret += rel[i] >= 0;
   }
   t->rel_ret = rel_ret;
-  t->nonrel_ret = nonrel_ret;
-  t->unj_ret = unj_ret;
+  t->nonrel_ret = L > 0 ? judged_ret - rel_ret : 0;
+  t->unj_ret = (long)n - judged_ret;
 
   int32_t *restrict relpos = t->s->relpos;
   if (needs & (RS_NEED_CREL | RS_NEED_APS) || (needs & RS_NEED_DCG && L == 1)) {
