@@ -680,6 +680,12 @@ rs_code rs__spec_build_extra(const char *const *names, size_t n_names, const cha
       s->plans[p].out = s->n_work;
       s->n_work += s->plans[p].plan.n_values + s->plans[p].n_rag;
     }
+    for (size_t i = 0; i < s->n_req; i++) {
+      rs__req *r = &s->req[i];
+      const rs__spec_plan *sp = &s->plans[r->plan];
+      r->at = sp->out + (r->kind == RS_REQ_RAG ? sp->plan.n_values : 0) + r->slot;
+      r->at_p = sp->out + r->slot_p, r->at_r = sp->out + r->slot_r;
+    }
   }
   free(plan_of);
 done:
@@ -741,18 +747,14 @@ void rs__spec_eval(const rs__spec *s, rs__spec_scratch *ss, const int32_t *rel, 
     if (sp->n_rag) /* the dummy scores 0 on every rag measure, as under -c */
       rs_eval_rag(&sp->plan, sp->rag, sp->n_rag, missing ? &dummy : rel, missing ? 1 : n, lv, w + sp->plan.n_values);
   }
+  const double *w = ss->work;
   for (size_t i = 0; i < s->n_req; i++) {
     const rs__req *r = &s->req[i];
-    const rs__spec_plan *sp = &s->plans[r->plan];
-    const double *w = ss->work + sp->out;
-    switch (r->kind) {
-    case RS_REQ_PLAN: out[i] = w[r->slot]; break;
-    case RS_REQ_RAG: out[i] = w[sp->plan.n_values + r->slot]; break;
-    case RS_REQ_F1: {
-      const double P = w[r->slot_p], R = w[r->slot_r];
+    if (r->kind != RS_REQ_F1) {
+      out[i] = w[r->at];
+    } else {
+      const double P = w[r->at_p], R = w[r->at_r];
       out[i] = P + R > 0.0 ? 2.0 * P * R / (P + R) : 0.0;
-      break;
-    }
     }
   }
 }

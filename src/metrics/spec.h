@@ -32,6 +32,7 @@ typedef struct rs__req {
   size_t plan;           /* the plan it is computed with */
   size_t slot;           /* PLAN: value slot in the plan; RAG: index into the plan's rag list */
   size_t slot_p, slot_r; /* F1: slots of P@k and R@k */
+  size_t at, at_p, at_r;  /* the same places in the per-query work vector (PLAN and RAG: at) */
   rs_summary_kind summary;
 } rs__req;
 
