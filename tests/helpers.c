@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -139,6 +140,7 @@ const char *th_write_temp(int slot, const char *name, const char *text)
   if (!dirs[slot][0]) {
     snprintf(dirs[slot], sizeof dirs[slot], "/tmp/ragsweep-test-%d-XXXXXX", slot);
     if (!mkdtemp(dirs[slot])) return NULL;
+    th_note_dir(dirs[slot]);
   }
   snprintf(paths[slot], sizeof paths[slot], "%s/%s", dirs[slot], name);
   FILE *f = fopen(paths[slot], "wb");
@@ -155,11 +157,42 @@ char *th_ring_slot(void)
   return ring[next++ % 64];
 }
 
+/* The folders to remove at exit.  A `make test` that left them made some
+ * 2,500 folders in /tmp (3 GB), every run, until the disk was full. */
+enum { MAX_NOTED_DIRS = 256 };
+static char noted_dir[MAX_NOTED_DIRS][128];
+static int n_noted;
+static pid_t noted_by; /* a child forked by a test (exit, not _exit) must not remove its parent's */
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+  (void)st, (void)type, (void)ftw;
+  remove(path);
+  return 0;
+}
+
+static void remove_noted_dirs(void)
+{
+  if (getpid() != noted_by || getenv("RAGSWEEP_TEST_KEEP")) return;
+  for (int i = 0; i < n_noted; i++) nftw(noted_dir[i], remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void th_note_dir(const char *dir)
+{
+  if (noted_by != getpid()) { /* first in this process (a forked test inherits none to remove) */
+    if (noted_by == 0) atexit(remove_noted_dirs);
+    noted_by = getpid();
+    n_noted = 0;
+  }
+  if (n_noted < MAX_NOTED_DIRS && strlen(dir) < sizeof noted_dir[0]) strcpy(noted_dir[n_noted++], dir);
+}
+
 char *th_fresh_dir(void)
 {
   char *d = th_ring_slot();
   strcpy(d, "/tmp/ragsweep-test-XXXXXX");
   cr_assert(mkdtemp(d), "mkdtemp");
+  th_note_dir(d);
   return d;
 }
 

@@ -49,8 +49,14 @@ const char *th_write_temp(int slot, const char *name, const char *text);
 /* Paths live in a ring of 64 static buffers: tests build many and free
  * none (the leak checker of `make asan` runs on the test process too). */
 char *th_ring_slot(void);
-/* A fresh folder under /tmp (a ring slot); asserts that it was made. */
+/* A fresh folder under /tmp (a ring slot); asserts that it was made.  It
+ * is removed, with what it holds, when the test's process exits. */
 char *th_fresh_dir(void);
+/* Removes the folder dir (made by the caller, e.g. with mkdtemp) and what
+ * it holds when this process exits, as th_fresh_dir's folders are:
+ * Criterion runs each test in a process of its own.  RAGSWEEP_TEST_KEEP=1
+ * keeps them, to look at after a failure. */
+void th_note_dir(const char *dir);
 /* dir/name (a ring slot; dir may itself be one). */
 char *th_join(const char *dir, const char *name);
 /* 1 when path exists. */

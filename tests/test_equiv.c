@@ -132,6 +132,7 @@ ParameterizedTest(struct pair *p, equiv, eval_equals_trec_eval, .timeout = 120)
   snprintf(run, sizeof run, "%s/%s", dir, p->run);
   char tmp[] = "/tmp/ragsweep-equiv-XXXXXX";
   cr_assert(mkdtemp(tmp));
+  th_note_dir(tmp);
   snprintf(corpus, sizeof corpus, "%s/c.h5", tmp);
   snprintf(out, sizeof out, "%s/out", tmp);
   snprintf(exp, sizeof exp, "%s/exp", tmp);

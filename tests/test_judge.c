@@ -29,6 +29,7 @@ static char *tmpdir(void)
 {
   char *d = strdup("/tmp/rs-judge-XXXXXX");
   cr_assert(mkdtemp(d));
+  th_note_dir(d);
   return d;
 }
 

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "llm/cache.h"
 #include "util/sha256.h"
 
@@ -87,6 +88,7 @@ static const char *tmp_path(const char *name)
   if (!tmpdir[0]) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/ragsweep-cache-XXXXXX");
     cr_assert_not_null(mkdtemp(tmpdir));
+    th_note_dir(tmpdir);
   }
   slot = (slot + 1) % 4;
   snprintf(p[slot], sizeof p[slot], "%s/%s", tmpdir, name);

@@ -525,6 +525,7 @@ Test(table, end_to_end_matches_aggregate)
 {
   char dir[] = "/tmp/ragsweep-table-XXXXXX";
   cr_assert(mkdtemp(dir));
+  th_note_dir(dir);
   char gen[4096], corpus[600], out[600];
   snprintf(gen, sizeof gen, "%s", th_bin());
   strcpy(strrchr(gen, '/') + 1, "gen_sweep");
