@@ -5,8 +5,10 @@
 # round every thread count in turn, so that a slow phase of a shared
 # machine (minutes long on a VM) falls on every thread count alike, not on
 # one side of the 2 vs 1 ratio.  Leaves floor_T, times_T (seconds, space
-# separated) and rss_T (KB) for each T.
+# separated) and rss_T (KB) for each T.  With EXTRA_ONCE set to a function
+# name, each round ends with that command too: its times go to times_x.
 time_rounds() {
+  times_x=""
   t=1
   while [ "$t" -le "$cores" ]; do
     f=$(floor_once "$t")
@@ -23,6 +25,11 @@ time_rounds() {
       if [ "$kb" -gt "$prev" ]; then eval "rss_$t=$kb"; fi
       t=$((t + 1))
     done
+    if [ -n "${EXTRA_ONCE:-}" ]; then # the caller's extra timed command, in the same rounds
+      "$EXTRA_ONCE"
+      read -r sec kb <"$tmp/time"
+      times_x="$times_x $sec"
+    fi
     i=$((i + 1))
   done
 }
