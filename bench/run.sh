@@ -13,7 +13,9 @@
 # thread; best of PEER_REPEAT, only up to BENCH_PEER_MAX queries: it takes
 # minutes and gigabytes beyond); its output must equal ours byte for byte.
 # Targets (issue 18): 10k at least 15x trec_eval 10.0 -O0; 1M within 4x the
-# newline count; two threads at least 1.85x one thread.
+# newline count; two threads at least 1.85x one thread, beside the machine's
+# ceiling for that speed-up (as many copies of the one-thread run as cores,
+# at once, timed in the same rounds).
 set -eu
 BUILD=${1:-build-bench}
 SIZES=${2:-${BENCH_SIZES:-10000 100000}}
@@ -76,6 +78,18 @@ for nq in $SIZES; do
     # shellcheck disable=SC2086
     /usr/bin/time -f '%e %M' -o "$tmp/time" "$BIN" --threads "$1" $MEASURES "$dir/qrels.txt" "$dir/run.txt" >"$tmp/out.$1"
   }
+  # the machine's ceiling for the speed-up (as in sweep.sh): as many copies
+  # of the one-thread run as cores, at once, each doing all the work
+  copies_once() {
+    # shellcheck disable=SC2086
+    /usr/bin/time -f '%e %M' -o "$tmp/time" sh -c '
+      bin=$1 n=$2 dir=$3; shift 3; i=0; pids=""
+      while [ "$i" -lt "$n" ]; do "$bin" --threads 1 "$@" >"$dir/copy.$i" & pids="$pids $!"; i=$((i + 1)); done
+      for p in $pids; do wait "$p" || exit 1; done' sh "$BIN" "$cores" "$tmp" $MEASURES "$dir/qrels.txt" "$dir/run.txt" ||
+      { echo "bench: ${nq}x100: a copy failed" >&2; exit 1; }
+  }
+  EXTRA_ONCE=""
+  [ "$cores" -gt 1 ] && EXTRA_ONCE=copies_once
   time_rounds
   t=1
   best1=""
@@ -111,6 +125,15 @@ for nq in $SIZES; do
     echo "$date,$cpu,$cores,$load,trec_eval_text,${nq}x100,$t,$best,$median,$((rss / 1024)),$floor_s,$1,${floor_target:+<=$floor_target},$peer_s,$x_peer,${peer_target:+>=$peer_target},$3,$4" >>"$ratio_rows"
     t=$((t + 1))
   done
+  if [ -n "$EXTRA_ONCE" ]; then
+    sorted=$(echo "$times_x" | tr ' ' '\n' | grep . | sort -n)
+    best=$(echo "$sorted" | head -1)
+    median=$(echo "$sorted" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+    ceiling=$(awk -v b="$best" -v b1="$best1" -v n="$cores" 'BEGIN { printf "%.2f", (b > 0 ? n * b1 / b : 0) }')
+    printf '%-11s %3s %8s %8s  %s copies of 1 thread at once: ceiling %sx 1 thread\n' "${nq}x100" "x$cores" "$best" "$median" \
+      "$cores" "$ceiling"
+    echo "$date,$cpu,$cores,$load,trec_eval_text_copies_at_once,${nq}x100,$cores,$best,$median,,,,,,,,$ceiling,ceiling" >>"$ratio_rows"
+  fi
   grep -q 'ndcg_cut_10' "$tmp/out.1" || { echo "bench: unexpected output" >&2; exit 1; }
 done
 [ -f "$OUT" ] || echo "date,cpu,cores,benchmark,workload,lines,threads,median_s,best_s,peak_rss_kb,lines_per_s" >"$OUT"
