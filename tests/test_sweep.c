@@ -531,19 +531,25 @@ static int cmp_dbl(const void *a, const void *b)
 }
 
 /* The selection (not a sort) gives the same bits as percentiles of the
- * fully sorted array, with heavy repeats and on sorted and reversed input. */
+ * fully sorted array, with heavy repeats and on sorted and reversed input
+ * (shapes 0-2), on distinct values spread over six decades (3: selected by
+ * buckets), with -0.0 among them (4: in place), and on few distinct values
+ * (5: bunched, in place). */
 Test(latency, selection_equals_full_sort)
 {
   const size_t n = 100003;
   double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
   cr_assert(x && y);
-  for (int shape = 0; shape < 3; shape++) {
+  for (int shape = 0; shape < 6; shape++) {
     uint64_t st = 12345;
     for (size_t i = 0; i < n; i++) {
       st = st * 6364136223846793005ull + 1442695040888963407ull;
       x[i] = (st >> 40) % 7 == 0 ? 0.0 : (double)((st >> 33) % 5000) * 1e-4; /* many ties, many zeros */
+      if (shape >= 3) x[i] = 1e-4 * pow(10.0, 6.0 * (double)(st >> 11) / 9007199254740992.0);
+      if (shape == 4 && i % 1000 == 0) x[i] = i % 2000 ? -0.0 : 0.0;
+      if (shape == 5) x[i] = (double)((st >> 33) % 3) * 0.25;
     }
-    if (shape) {
+    if (shape == 1 || shape == 2) {
       qsort(x, n, sizeof *x, cmp_dbl);
       for (size_t i = 0; shape == 2 && i < n / 2; i++) {
         double t = x[i];
