@@ -104,8 +104,8 @@ static void select_ranks(double *x, size_t lo, size_t hi, const size_t *rank, si
  * partitions with a branch per value it cannot predict (1M latencies: 20
  * ms -> 3.2-3.4 ms, a stall of the thread beside the reader).  val[k] is
  * the value of rank[k] (ascending, distinct); x is not touched.  Zeros
- * (a cached answer) have bucket 0 to themselves, so that the range is the
- * positive values'.  0 when it does not apply: a -0.0 (its bits do not
+ * (a cached answer) have bucket 0 to themselves, so that the range cut
+ * into buckets is that of the positive values.  0 when it does not apply: a -0.0 (its bits do not
  * order), values bunched in a few buckets (quantised latencies: more than
  * 1/8 of them to sort), or no memory; the caller then selects in place. */
 enum { SELECT_BUCKET_BITS = 14, SELECT_BUCKETS = 1 << SELECT_BUCKET_BITS, SELECT_BY_BUCKETS_MIN = 1 << 14 };
