@@ -163,13 +163,20 @@ static const char *trec_test(const char *file)
   return path[k];
 }
 
+/* `ragsweep trec_eval -q -m all_trec` on qrels and run, with env: the
+ * reference the other ways of running trec_eval must print byte for byte. */
+static char *all_trec(const char *qrels, const char *run, char *const env[], int *status)
+{
+  char *argv[] = {(char *)th_bin(), "trec_eval", "-q", "-m", "all_trec", (char *)qrels, (char *)run, NULL};
+  return run_capture(argv, env, NULL, status);
+}
+
 Test(variants, gzip_stdin_interleaved_and_small_blocks_agree)
 {
   if (!th_conformance_dir()) cr_skip_test("conformance data not found at ../shared/conformance");
   const char *qrels = trec_test("qrels.test"), *run = trec_test("results.test");
   int st = 0;
-  char *ref_argv[] = {(char *)th_bin(), "trec_eval", "-q", "-m", "all_trec", (char *)qrels, (char *)run, NULL};
-  char *ref = run_capture(ref_argv, NULL, NULL, &st);
+  char *ref = all_trec(qrels, run, NULL, &st);
   cr_assert_eq(st, 0);
   cr_assert(strstr(ref, "map                   \tall\t0.1785\n"), "reference output lacks trec_eval's map");
 
@@ -211,7 +218,7 @@ Test(variants, gzip_stdin_interleaved_and_small_blocks_agree)
 
   /* tiny read blocks: every topic crosses block boundaries */
   char *env[] = {"RAGSWEEP_BLOCK_BYTES=1000", NULL};
-  got = run_capture(ref_argv, env, NULL, &st);
+  got = all_trec(qrels, run, env, &st);
   cr_expect_eq(st, 0);
   cr_expect_str_eq(got, ref, "1000-byte blocks differ");
   free(got);
@@ -248,8 +255,7 @@ Test(variants, trec_eval_program)
   if (!th_conformance_dir()) cr_skip_test("conformance data not found at ../shared/conformance");
   const char *qrels = trec_test("qrels.test"), *run = trec_test("results.test");
   int st = 0;
-  char *ref_argv[] = {(char *)th_bin(), "trec_eval", "-q", "-m", "all_trec", (char *)qrels, (char *)run, NULL};
-  char *ref = run_capture(ref_argv, NULL, NULL, &st);
+  char *ref = all_trec(qrels, run, NULL, &st);
   cr_assert_eq(st, 0);
   char *te_argv[] = {(char *)th_trec_eval_bin(), "-q", "-m", "all_trec", (char *)qrels, (char *)run, NULL};
   char *got = run_capture(te_argv, NULL, NULL, &st);
