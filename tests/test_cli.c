@@ -115,11 +115,14 @@ Test(reject, line_number_across_blocks)
   const char *q = th_write_temp(0, "qrels.txt", "q1 0 d7 1\n");
   const char *r = th_write_temp(1, "run.txt", run);
   char *argv[] = {(char *)th_bin(), "trec_eval", (char *)q, (char *)r, NULL};
-  char *env[] = {"RAGSWEEP_BLOCK_BYTES=4096", NULL};
-  th_result res = th_run(NULL, argv, env, NULL);
-  cr_expect_eq(res.status, 2);
-  cr_expect(strstr(res.err, "run.txt:5001: malformed run line"), "stderr: %s", res.err);
-  th_free(&res);
+  for (int copied = 0; copied < 2; copied++) { /* mapped, then read(2) */
+    char *env[] = {"RAGSWEEP_BLOCK_BYTES=4096", copied ? "RAGSWEEP_NO_MAP=1" : NULL, NULL};
+    th_result res = th_run(NULL, argv, env, NULL);
+    cr_expect_eq(res.status, 2);
+    cr_expect(strstr(res.err, "run.txt:5001: malformed run line"), "%s stderr: %s", copied ? "read" : "mapped",
+              res.err);
+    th_free(&res);
+  }
   free(run);
 }
 
@@ -171,6 +174,42 @@ static char *all_trec(const char *qrels, const char *run, char *const env[], int
   return run_capture(argv, env, NULL, status);
 }
 
+/* A run whose last line has no newline and ends on a page boundary, the
+ * mapping's last byte: the line scanner's window reads the zero pad after
+ * it.  The output equals that of the same run with the newline, read with
+ * read(2), and counts every line. */
+Test(cli, mapped_run_ending_on_a_page_boundary)
+{
+  const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  char *run = malloc(page + 2);
+  cr_assert(run);
+  size_t len = 0;
+  int i = 1;
+  for (; len + 48 < page; i++) len += (size_t)sprintf(run + len, "q1 Q0 d%d %d %d.25 tag\n", i, i, 5000 - i);
+  len += (size_t)sprintf(run + len, "q1 Q0 d%d %d %d.25 ", i, i, 5000 - i);
+  while (len < page) run[len++] = 't'; /* the last line's tag fills the page */
+  run[len] = '\0';
+  const char *q = th_write_temp(0, "qrels.txt", "q1 0 d3 1\nq1 0 d7 2\nq1 0 d9 0\n");
+  const char *r = th_write_temp(1, "run.txt", run);
+  run[len] = '\n';
+  run[len + 1] = '\0';
+  const char *r_nl = th_write_temp(2, "run_nl.txt", run);
+  char *argv[] = {(char *)th_bin(), "trec_eval", (char *)q, (char *)r, NULL};
+  char *argv_nl[] = {(char *)th_bin(), "trec_eval", (char *)q, (char *)r_nl, NULL};
+  char *read_env[] = {"RAGSWEEP_NO_MAP=1", NULL};
+  int st = 0, st_nl = 0;
+  char *out = run_capture(argv, NULL, NULL, &st), *out_nl = run_capture(argv_nl, read_env, NULL, &st_nl);
+  cr_expect_eq(st, 0);
+  cr_expect_eq(st_nl, 0);
+  char want[64];
+  snprintf(want, sizeof want, "num_ret               \tall\t%d\n", i);
+  cr_expect(strstr(out, want), "expected '%s' in:\n%s", want, out);
+  cr_expect_str_eq(out, out_nl);
+  free(out);
+  free(out_nl);
+  free(run);
+}
+
 Test(variants, gzip_stdin_interleaved_and_small_blocks_agree)
 {
   if (!th_conformance_dir()) cr_skip_test("conformance data not found at ../shared/conformance");
@@ -216,11 +255,17 @@ Test(variants, gzip_stdin_interleaved_and_small_blocks_agree)
   cr_expect_str_eq(got, ref, "interleaved topics differ");
   free(got);
 
-  /* tiny read blocks: every topic crosses block boundaries */
+  /* tiny read blocks: every topic crosses block boundaries, in windows of
+   * the mapped run and in blocks read with read(2) */
   char *env[] = {"RAGSWEEP_BLOCK_BYTES=1000", NULL};
   got = all_trec(qrels, run, env, &st);
   cr_expect_eq(st, 0);
   cr_expect_str_eq(got, ref, "1000-byte blocks differ");
+  free(got);
+  char *read_env[] = {"RAGSWEEP_BLOCK_BYTES=1000", "RAGSWEEP_NO_MAP=1", NULL};
+  got = all_trec(qrels, run, read_env, &st);
+  cr_expect_eq(st, 0);
+  cr_expect_str_eq(got, ref, "1000-byte blocks read with read(2) differ");
   free(got);
 
   /* options after the file names, as GNU getopt allows trec_eval */

@@ -25,6 +25,7 @@ typedef struct rs_te_config {
   int complete; /* -c: average over every qrels topic; missing ones score 0 */
   int threads;  /* 0: OMP_NUM_THREADS or all cores */
   size_t block_bytes; /* run read block (0: default); tests use small ones */
+  int no_map;         /* read a plain run file with read(2), not mapped (tests compare the two) */
 } rs_te_config;
 
 typedef struct rs_te_result rs_te_result;

@@ -85,7 +85,8 @@ typedef struct {
   const rs__qrels *q;
   rs_te_result *res;
   int threads;
-  char *buf;
+  const char *buf;       /* the block being parsed */
+  char *whole;           /* whole-run mode: the run, read by rs__read_all */
   const char *buf_limit; /* bytes up to here may be read (RS_LINE_WINDOW) */
   run_lines lines;
   slice *slices;
@@ -624,10 +625,11 @@ static void save_tag(engine *e, char **tag)
 static rs_code evaluate_whole(engine *e, const char *path, const char *name, char **tag, rs_error *err)
 {
   size_t len = 0;
-  free(e->buf);
-  e->buf = NULL;
-  rs_code rc = rs__read_all(path, &e->buf, &len, err);
+  free(e->whole);
+  e->buf = e->whole = NULL;
+  rs_code rc = rs__read_all(path, &e->whole, &len, err);
   if (rc) return rc;
+  e->buf = e->whole;
   if (len == 0) return rs__fail(err, RS_FORMAT, "%s: the run file is empty", name);
   e->buf_limit = e->buf + len + 1; /* rs__read_all's NUL */
   if ((rc = parse_region(e, len, 0, name, 1, NULL, NULL, err))) return rc;
@@ -796,6 +798,40 @@ static void read_next_block(void *vctx)
   r->got = got;
 }
 
+/* Streaming a mapped file: the blocks are windows on the mapping, so no
+ * byte is copied, and all threads parse (1M x 100, 3.9 GB from the page
+ * cache, one thread: a newline count over 8 MB windows of the mapping took
+ * 0.61 s, over 8 MB blocks read with pread 1.16 s).  Pages wholly before
+ * the held-back lines are handed back after each block. */
+static rs_code evaluate_mapped(engine *e, rs__mapped *m, const char *name, char **tag, rs_error *err)
+{
+  size_t cap = e->cfg->block_bytes ? e->cfg->block_bytes : DEFAULT_BLOCK - RS_LINE_WINDOW, start = 0, base_line = 0;
+  if (m->len == 0) return rs__fail(err, RS_FORMAT, "%s: the run file is empty", name);
+  e->buf_limit = m->data + m->len + RS_LINE_WINDOW;
+  while (start < m->len) {
+    const int eof = m->len - start <= cap;
+    const size_t len = eof ? m->len - start : cap;
+    e->buf = m->data + start;
+    size_t end = len;
+    if (!eof) { /* complete lines only */
+      while (end > 0 && e->buf[end - 1] != '\n') end--;
+    }
+    const size_t keep_from = eof ? end : last_topic_start(e->buf, end);
+    if (keep_from == 0 && !eof) { /* one line or one topic fills the window: widen it */
+      if (cap > SIZE_MAX / 4) return rs__fail(err, RS_NOMEM, "%s: a topic too large to read", name);
+      cap *= 2;
+      continue;
+    }
+    rs_code rc = parse_region(e, keep_from, base_line, name, 0, NULL, NULL, err);
+    if (rc) return rc;
+    save_tag(e, tag);
+    for (size_t k = 0; k < e->n_slices; k++) base_line += e->slices[k].n_newlines;
+    start += keep_from;
+    rs__mapped_release(m, start);
+  }
+  return RS_OK;
+}
+
 /* Streaming mode: blocks of complete lines, each topic evaluated as soon
  * as its lines are read.  Returns RS_UNSUPPORTED (with no message) when a
  * topic turns up again after its lines ended. */
@@ -804,13 +840,24 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
   rs__input *in = NULL;
   rs_code rc = rs__input_open(path, &in, err);
   if (rc) return rc;
+  if (!e->cfg->no_map) {
+    rs__mapped m;
+    if (rs__input_map(in, RS_LINE_WINDOW, &m, NULL) == RS_OK) {
+      rs__input_close(in);
+      rc = evaluate_mapped(e, &m, name, tag, err);
+      e->buf = NULL;
+      rs__mapped_close(&m);
+      return rc;
+    }
+  }
   /* cap + RS_LINE_WINDOW bytes fill whole huge pages (rs__malloc_pages) */
   size_t cap = e->cfg->block_bytes ? e->cfg->block_bytes : DEFAULT_BLOCK - RS_LINE_WINDOW, len = 0, base_line = 0;
   int eof = 0, any = 0;
   const long long plain = rs__input_plain_size(in);
   unsigned long long file_off = 0; /* plain files: where the next read starts */
+  char *cur = NULL;                /* the block being parsed */
   char *spare = NULL;              /* the buffer the next block is read into */
-  if (!(e->buf = rs__malloc_pages(cap + RS_LINE_WINDOW)) || !(spare = rs__malloc_pages(cap + RS_LINE_WINDOW))) {
+  if (!(cur = rs__malloc_pages(cap + RS_LINE_WINDOW)) || !(spare = rs__malloc_pages(cap + RS_LINE_WINDOW))) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
     goto done;
   }
@@ -820,11 +867,11 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
       if (plain >= 0) {
         const unsigned long long left = (unsigned long long)plain > file_off ? (unsigned long long)plain - file_off : 0;
         const size_t want = left < cap - len ? (size_t)left : cap - len;
-        if ((rc = fill_parallel(e, in, e->buf + len, want, file_off, &got, err))) goto done;
+        if ((rc = fill_parallel(e, in, cur + len, want, file_off, &got, err))) goto done;
         file_off += got;
         if (got < want || file_off >= (unsigned long long)plain) eof = 1;
       } else {
-        if ((rc = rs__input_read(in, e->buf + len, cap - len, &got, err))) goto done;
+        if ((rc = rs__input_read(in, cur + len, cap - len, &got, err))) goto done;
         if (got == 0) eof = 1;
       }
       any |= got > 0;
@@ -834,13 +881,13 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
     /* complete lines only, unless the input has ended */
     size_t end = len;
     if (!eof) {
-      const char *c = e->buf + len;
-      while (c > e->buf && c[-1] != '\n') c--;
-      end = (size_t)(c - e->buf);
+      const char *c = cur + len;
+      while (c > cur && c[-1] != '\n') c--;
+      end = (size_t)(c - cur);
     }
     /* The last topic of the block may go on in the next one: its lines
      * are held back and read with that block. */
-    const size_t keep_from = eof ? end : last_topic_start(e->buf, end);
+    const size_t keep_from = eof ? end : last_topic_start(cur, end);
     if (keep_from == 0 && !eof) { /* one line or one topic fills the buffer: grow both */
       char *nb = rs__malloc_pages(rs__mul(cap, 2) + RS_LINE_WINDOW);
       char *ns = nb ? rs__malloc_pages(rs__mul(cap, 2) + RS_LINE_WINDOW) : NULL;
@@ -849,17 +896,18 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
         rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
         goto done;
       }
-      memcpy(nb, e->buf, len);
-      free(e->buf);
+      memcpy(nb, cur, len);
+      free(cur);
       free(spare);
-      e->buf = nb;
+      cur = nb;
       spare = ns;
       cap *= 2;
       continue;
     }
-    memset(e->buf + len, 0, RS_LINE_WINDOW); /* the line scan reads defined bytes */
-    e->buf_limit = e->buf + len + RS_LINE_WINDOW;
-    read_ahead ra = {.in = in, .plain = plain, .file_off = file_off, .tail = e->buf + keep_from,
+    memset(cur + len, 0, RS_LINE_WINDOW); /* the line scan reads defined bytes */
+    e->buf = cur;
+    e->buf_limit = cur + len + RS_LINE_WINDOW;
+    read_ahead ra = {.in = in, .plain = plain, .file_off = file_off, .tail = cur + keep_from,
                      .tail_len = len - keep_from, .dst = spare, .cap = cap};
     if ((rc = parse_region(e, keep_from, base_line, name, 0, eof ? NULL : read_next_block, &ra, err))) goto done;
     save_tag(e, tag);
@@ -870,8 +918,8 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
       if (err) *err = ra.err;
       goto done;
     }
-    char *t = e->buf;
-    e->buf = spare;
+    char *t = cur;
+    cur = spare;
     spare = t;
     len = ra.tail_len + ra.got;
     file_off += ra.got;
@@ -880,6 +928,8 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
   }
   if (!any) rc = rs__fail(err, RS_FORMAT, "%s: the run file is empty", name);
 done:
+  e->buf = NULL;
+  free(cur);
   free(spare);
   rs__input_close(in);
   return rc;
@@ -1014,7 +1064,7 @@ done:
   free(e.ts);
   free(e.slices);
   free(e.groups);
-  free(e.buf);
+  free(e.whole);
   free_lines(&e.lines);
   free(tag);
   rs_te_result_free(res);

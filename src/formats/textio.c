@@ -1,13 +1,17 @@
 /* textio.c: the only includer of <zlib.h>.  Plain files are read with
- * read(2) straight into the caller's buffer; gzip streams (any number of
- * concatenated members) are inflated through a fixed staging buffer. */
-#define _POSIX_C_SOURCE 200809L
+ * read(2) straight into the caller's buffer, or mapped whole; gzip streams
+ * (any number of concatenated members) are inflated through a fixed
+ * staging buffer. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE, madvise */
 #include "formats/textio.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -143,6 +147,71 @@ static rs_code read_gzip(rs__input *in, char *buf, size_t cap, size_t *got, rs_e
 }
 
 long long rs__input_plain_size(const rs__input *in) { return in->plain_size; }
+
+rs_code rs__input_map(const rs__input *in, size_t pad, rs__mapped *m, rs_error *err)
+{
+  (void)err;
+  memset(m, 0, sizeof *m);
+  const long page = sysconf(_SC_PAGESIZE);
+  if (in->plain_size < 0 || page <= 0 || (unsigned long long)in->plain_size > SIZE_MAX / 2) return RS_UNSUPPORTED;
+  const size_t len = (size_t)in->plain_size, p = (size_t)page;
+  const size_t reserved = (len + pad + p - 1) / p * p + p;
+  /* Zero pages first, then the file over their start: the bytes after the
+   * file's last one are zeros whether they fall in its last page or past
+   * it, and a scan may read pad of them. */
+  void *base = mmap(NULL, reserved, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) return RS_UNSUPPORTED;
+  if (len && mmap(base, len, PROT_READ, MAP_PRIVATE | MAP_FIXED, in->fd, 0) == MAP_FAILED) {
+    munmap(base, reserved);
+    return RS_UNSUPPORTED;
+  }
+  *m = (rs__mapped){.data = base, .len = len, .base = base, .reserved = reserved};
+  return RS_OK;
+}
+
+void rs__mapped_release(rs__mapped *m, size_t upto)
+{
+  const long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0 || upto > m->len) return;
+  const size_t to = upto / (size_t)page * (size_t)page;
+  if (to <= m->released) return;
+  /* Unmodified private file pages: dropping them loses nothing. */
+  madvise((char *)m->base + m->released, to - m->released, MADV_DONTNEED);
+  m->released = to;
+}
+
+void rs__mapped_close(rs__mapped *m)
+{
+  if (m->base) munmap(m->base, m->reserved);
+  memset(m, 0, sizeof *m);
+}
+
+static char sigbus_msg[256];
+static size_t sigbus_len;
+static int sigbus_code;
+
+static void on_sigbus(int sig)
+{
+  (void)sig;
+  ssize_t w = write(STDERR_FILENO, sigbus_msg, sigbus_len);
+  (void)w;
+  _exit(sigbus_code);
+}
+
+void rs__mapped_guard_sigbus(const char *prog, int code)
+{
+  struct sigaction old, sa;
+  if (sigaction(SIGBUS, NULL, &old) != 0 || old.sa_handler != SIG_DFL) return;
+  int n = snprintf(sigbus_msg, sizeof sigbus_msg,
+                   "%s: an input file shrank while it was being read (SIGBUS); run again once nothing writes it\n",
+                   prog);
+  sigbus_len = n < 0 ? 0 : (size_t)n < sizeof sigbus_msg ? (size_t)n : sizeof sigbus_msg - 1;
+  sigbus_code = code;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigbus;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGBUS, &sa, NULL);
+}
 
 rs_code rs__input_pread(const rs__input *in, char *buf, size_t cap, unsigned long long off, size_t *got,
                         rs_error *err)

@@ -28,6 +28,37 @@ long long rs__input_plain_size(const rs__input *in);
 rs_code rs__input_pread(const rs__input *in, char *buf, size_t cap, unsigned long long off, size_t *got,
                         rs_error *err);
 
+/* A plain regular file mapped read-only, whole: data[0, len) are its bytes
+ * and data[len, len + pad) read as zeros (the pad of rs__input_map). */
+typedef struct {
+  const char *data;
+  size_t len;
+  void *base;      /* the reservation: the file's pages, then zero pages */
+  size_t reserved; /* its bytes */
+  size_t released; /* data[0, released) has been handed back (page multiple) */
+} rs__mapped;
+
+/* Maps a plain regular file (rs__input_plain_size >= 0) with pad zero bytes
+ * readable after its end, so scanners may read a window past the last
+ * line.  RS_UNSUPPORTED with no message when the input cannot be mapped
+ * (gzip, stdin, a pipe, or mmap refused): read it with rs__input_read.
+ * A file that shrinks while mapped raises SIGBUS when the lost pages are
+ * read (rs__mapped_guard_sigbus turns that into a message). */
+rs_code rs__input_map(const rs__input *in, size_t pad, rs__mapped *m, rs_error *err);
+
+/* Drops the pages wholly before data + upto from this process (the page
+ * cache keeps them), so a file read once front to back stays out of the
+ * resident set.  They must not be read again. */
+void rs__mapped_release(rs__mapped *m, size_t upto);
+
+/* Unmaps; accepts a zeroed rs__mapped. */
+void rs__mapped_close(rs__mapped *m);
+
+/* For programs: installs a SIGBUS handler (unless one is set) that prints
+ * "PROG: an input file shrank while it was being read" and exits with
+ * status code instead of dumping core. */
+void rs__mapped_guard_sigbus(const char *prog, int code);
+
 /* The name given to open ("-" is shown as "<stdin>"). */
 const char *rs__input_name(const rs__input *in);
 

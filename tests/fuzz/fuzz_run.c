@@ -3,8 +3,8 @@
  * fixed qrels that judges topics 1, 2 and 10, then written out as
  * trec_eval prints it.  A 64-byte read block puts block boundaries inside
  * almost every line (the default 32 MiB block would also make each input
- * cost ~100 ms under ASan); -c and -J follow the input's size, so both
- * settings are fuzzed.  Every fourth input is also read as `import` reads
+ * cost ~100 ms under ASan); -c, -J and reading the run mapped or with
+ * read(2) follow the input's size, so both settings of each are fuzzed.  Every fourth input is also read as `import` reads
  * runs (rs__te_rankings, strict numbers), which must fail with a message
  * or hand over rankings. */
 #include "fuzz.h"
@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   fz_file f;
   rs_error err = {0};
-  rs_te_config cfg = {.threads = 1, .block_bytes = 64, .complete = (int)(size & 1)};
+  rs_te_config cfg = {.threads = 1, .block_bytes = 64, .complete = (int)(size & 1), .no_map = (size & 4) != 0};
   rs_te_result *res = NULL;
   rs_plan_init(&cfg.plan);
   cfg.plan.judged_only = (size & 2) != 0;
