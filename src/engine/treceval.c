@@ -974,7 +974,7 @@ static rs_code evaluate(const rs_te_config *cfg, rs__numbers numbers, const char
   char *tag = NULL;
   const char *run_name = strcmp(run_path, "-") == 0 ? "<stdin>" : run_path;
   if (!res) return rs__fail(err, RS_NOMEM, "out of memory");
-  if ((rc = rs__qrels_read(qrels_path, numbers, &res->qrels, err))) goto done;
+  if ((rc = rs__qrels_read(qrels_path, numbers, e.threads, &res->qrels, err))) goto done;
   const rs__qrels *q = e.q = res->qrels;
   e.res = res;
   e.max_levels = max_levels_of(q);

@@ -150,7 +150,7 @@ static int cmp_pstr(const void *a, const void *b) { return strcmp(**(char *const
 static rs_code judgments_from_qrels(const char *path, const char *shown, interner *docs, judgments *j, rs_error *err)
 {
   rs__qrels *q = NULL;
-  rs_code rc = rs__qrels_read(path, RS_NUMBERS_STRICT, &q, err);
+  rs_code rc = rs__qrels_read(path, RS_NUMBERS_STRICT, 1, &q, err);
   if (rc) return rc;
   for (size_t t = 0; t < q->n_topics; t++)
     if (q->dup[t] != SIZE_MAX) {
@@ -570,7 +570,7 @@ done:
 static rs_code map_topics(const judgments *j, size_t **row_of, size_t *n_topics, rs_error *err)
 {
   rs__qrels *q = NULL;
-  rs_code rc = rs__qrels_read(j->qrels_for_runs, RS_NUMBERS_STRICT, &q, err);
+  rs_code rc = rs__qrels_read(j->qrels_for_runs, RS_NUMBERS_STRICT, 1, &q, err);
   if (rc) return rc;
   size_t *rows = rs__malloc(rs__mul(q->n_topics ? q->n_topics : 1, sizeof *rows));
   if (!rows) {

@@ -60,11 +60,12 @@ static void sort_grades(int32_t *v, size_t n)
   }
 }
 
+/* One run of consecutive lines of one qid (a group); a topic whose lines
+ * are not all together has several. */
 typedef struct {
   const char *id;
   uint32_t len;
-  uint32_t index; /* provisional index, in order of first appearance */
-  uint64_t hash;  /* rs__hash_bytes(id, len): regrowing the table rereads no ids */
+  uint32_t group; /* the group's index, in file order */
   uint64_t head;  /* the id's first 8 bytes up to its NUL, big-endian, zero-padded */
 } topic_key;
 
@@ -117,64 +118,84 @@ void rs__qrels_free(rs__qrels *q)
   free(q);
 }
 
-/* Finds or adds a provisional topic for qid; returns its index or -1 on OOM.
- * A table entry is 1 + the key's index in its low 32 bits and the high 32
- * bits of the key's hash above them: with a million topics the table and
- * the keys are out of cache, and the hash bits turn away the other keys on
- * the probe path without loading them and their ids. */
-static long intern_topic(uint64_t **tab, size_t *mask, topic_key **keys, size_t *n_keys,
-                         size_t *cap_keys, const char *id, uint32_t len)
+/* The fields of the line [p, eol), byte by byte: up to five in tok and
+ * tlen; returns their count, 6 for more than five. */
+static int split_fields(char *p, char *eol, char **tok, size_t *tlen)
 {
-  const uint64_t h = rs__hash_bytes(id, len), hi = h >> 32;
-  for (size_t i = (size_t)h & *mask;; i = (i + 1) & *mask) {
-    const uint64_t s = (*tab)[i];
-    if (!s) break;
-    if (s >> 32 != hi) continue;
-    topic_key *k = &(*keys)[(uint32_t)s - 1];
-    if (k->len == len && rs__same_bytes(k->id, id, len)) return (long)((uint32_t)s - 1);
+  int nt = 0;
+  char *c = p;
+  while (c < eol) {
+    while (c < eol && rs__is_space((unsigned char)*c)) c++;
+    if (c == eol) break;
+    char *s = c;
+    c = (char *)rs__token_end(c + 1, eol);
+    if (nt == 5) return 6;
+    tok[nt] = s;
+    tlen[nt] = (size_t)(c - s);
+    nt++;
   }
+  return nt;
+}
+
+/* Appends a group key; 0 on OOM. */
+static int push_key(topic_key **keys, size_t *n_keys, size_t *cap_keys, const char *id, uint32_t len)
+{
   if (*n_keys == *cap_keys) {
     size_t nc = *cap_keys ? *cap_keys * 2 : 1024;
     topic_key *nk = rs__realloc(*keys, rs__mul(nc, sizeof *nk));
-    if (!nk) return -1;
+    if (!nk) return 0;
     *keys = nk;
     *cap_keys = nc;
   }
-  if ((*n_keys + 1) * 2 > *mask + 1) { /* keep the load factor <= 1/2 */
-    size_t nsize = (*mask + 1) * 2;
-    uint64_t *nt = rs__calloc(nsize, sizeof *nt);
-    if (!nt) return -1;
-    for (size_t k = 0; k < *n_keys; k++) {
-      const uint64_t kh = (*keys)[k].hash;
-      size_t i = (size_t)kh & (nsize - 1);
-      while (nt[i]) i = (i + 1) & (nsize - 1);
-      nt[i] = (kh >> 32 << 32) | (uint64_t)(k + 1);
-    }
-    free(*tab);
-    *tab = nt;
-    *mask = nsize - 1;
-  }
-  size_t i = (size_t)h & *mask;
-  while ((*tab)[i]) i = (i + 1) & *mask;
-  (*tab)[i] = (hi << 32) | (uint64_t)(*n_keys + 1);
-  (*keys)[*n_keys] = (topic_key){id, len, (uint32_t)*n_keys, h, id_head(id)};
-  return (long)(*n_keys)++;
+  (*keys)[*n_keys] = (topic_key){id, len, (uint32_t)*n_keys, id_head(id)};
+  (*n_keys)++;
+  return 1;
 }
 
-rs_code rs__qrels_read(const char *path, rs__numbers numbers, rs__qrels **out, rs_error *err)
+/* Topic r's judgments [a, b) in docno order, its duplicate, docno table and
+ * bloom word; one holds a topic's judgments. */
+static void index_topic(rs__qrels *q, size_t r, judgment *one)
+{
+  const size_t a = q->off[r], b = q->off[r + 1];
+  int in_order = 1;
+  for (size_t i = a + 1; i < b && in_order; i++) in_order = strcmp(q->doc[i - 1], q->doc[i]) < 0;
+  if (!in_order) {
+    for (size_t i = a; i < b; i++) one[i - a] = (judgment){q->doc[i], q->doc_len[i], q->grade[i]};
+    sort_judgments(one, b - a);
+    for (size_t i = a; i < b; i++) {
+      q->doc[i] = one[i - a].doc;
+      q->doc_len[i] = one[i - a].doc_len;
+      q->grade[i] = one[i - a].grade;
+    }
+  }
+  q->dup[r] = SIZE_MAX;
+  const size_t base = q->slot_off[r], mask = q->slot_off[r + 1] - base - 1;
+  uint64_t bloom = 0;
+  for (size_t i = a; i < b; i++) {
+    if (i > a && q->dup[r] == SIZE_MAX && strcmp(q->doc[i], q->doc[i - 1]) == 0) q->dup[r] = i;
+    const uint64_t h = rs__hash_bytes(q->doc[i], q->doc_len[i]);
+    q->doc_tag[i] = (uint32_t)(h >> 32);
+    bloom |= 1ull << (h >> 58);
+    size_t s = (size_t)h & mask;
+    while (q->slot[base + s]) s = (s + 1) & mask;
+    q->slot[base + s] = (uint32_t)(i - a + 1);
+  }
+  q->bloom[r] = bloom;
+}
+
+rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__qrels **out, rs_error *err)
 {
   rs_code rc = RS_OK;
   rs__qrels *q = rs__calloc(1, sizeof *q);
   judgment *lines = NULL;
   uint32_t *line_topic = NULL, *rank_of = NULL;
-  uint64_t *ptab = NULL;
   topic_key *keys = NULL;
   int32_t *gtmp = NULL;
-  size_t n_lines = 0, cap_lines = 0, n_keys = 0, cap_keys = 0, pmask = 1023;
+  size_t n_lines = 0, cap_lines = 0, n_keys = 0, cap_keys = 0;
   size_t len = 0;
   const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
 
-  if (!q || !(q->path = strdup(name)) || !(ptab = rs__calloc(pmask + 1, sizeof *ptab))) {
+  if (!q || !(q->path = strdup(name))) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
     goto done;
   }
@@ -199,54 +220,66 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, rs__qrels **out, r
     }
   }
 
-  /* Pass 1: split lines into tokens, check the layout, intern the qids. */
+  /* Pass 1: split lines into tokens, check the layout, note the groups. */
   char *p = q->text, *const end = q->text + len;
   size_t line_no = 0;
   int prev_comment = 0;
   const char *prev_qid = NULL;
   size_t prev_qid_len = 0;
-  long prev_t = -1;
+  /* a window may start up to here (rs__read_all's NUL may be read too) */
+  const size_t window_last = len + 1 >= RS_LINE_WINDOW ? len + 1 - RS_LINE_WINDOW : 0;
   while (p < end) {
-    char *eol = memchr(p, '\n', (size_t)(end - p));
-    if (!eol) eol = end;
-    line_no++;
-    if (*p == '#') {
-      /* trec_eval 10.0 skips only one comment line before each data line and
-       * crashes on a trailing one; we reject both cases with a clear message
-       * instead of guessing what was meant. */
-      if (eol + 1 >= end) {
-        rc = rs__fail(err, RS_FORMAT,
-                      "%s:%zu: a comment is the last line of the qrels (trec_eval 10.0 crashes here); "
-                      "expected a judgment 'qid iter docno grade' after every comment line",
-                      name, line_no);
-        goto done;
-      }
-      if (prev_comment) {
-        rc = rs__fail(err, RS_FORMAT,
-                      "%s:%zu: two consecutive comment lines in the qrels (trec_eval 10.0 would read "
-                      "this one as a judgment); expected at most one '#' line before each judgment",
-                      name, line_no);
-        goto done;
-      }
-      prev_comment = 1;
-      p = eol + 1;
-      continue;
-    }
-    prev_comment = 0;
     char *tok[5];
     size_t tlen[5];
     int nt = 0;
-    char *c = p;
-    while (c < eol) {
-      while (c < eol && rs__is_space((unsigned char)*c)) c++;
-      if (c == eol) break;
-      char *s = c;
-      c = (char *)rs__token_end(c + 1, eol);
-      if (nt == 5) { nt++; break; }
-      tok[nt] = s;
-      tlen[nt] = (size_t)(c - s);
-      nt++;
+    char *next = NULL; /* where the next line starts */
+    line_no++;
+#ifdef RS_HAVE_LINE_TOKENS
+    /* The common line: four tokens, then only blanks to its newline, all in
+     * one window (a token and a newline search per line were half the
+     * time of this pass at 5.5M lines). */
+    size_t n_line;
+    const char *ct[4];
+    if (len + 1 >= RS_LINE_WINDOW && (size_t)(p - q->text) <= window_last && (n_line = rs__line_tokens(p, 4, ct, tlen)) != 0 &&
+        n_line <= (size_t)(end - p)) {
+      const char *c = ct[3] + tlen[3], *const nl = p + n_line - 1;
+      while (c < nl && rs__is_space((unsigned char)*c)) c++;
+      if (c == nl) { /* no fifth token */
+        for (int i = 0; i < 4; i++) tok[i] = p + (ct[i] - p);
+        nt = 4;
+        next = p + n_line;
+      }
     }
+#endif
+    if (!next) {
+      char *eol = memchr(p, '\n', (size_t)(end - p));
+      if (!eol) eol = end;
+      if (*p == '#') {
+        /* trec_eval 10.0 skips only one comment line before each data line
+         * and crashes on a trailing one; we reject both cases with a clear
+         * message instead of guessing what was meant. */
+        if (eol + 1 >= end) {
+          rc = rs__fail(err, RS_FORMAT,
+                        "%s:%zu: a comment is the last line of the qrels (trec_eval 10.0 crashes here); "
+                        "expected a judgment 'qid iter docno grade' after every comment line",
+                        name, line_no);
+          goto done;
+        }
+        if (prev_comment) {
+          rc = rs__fail(err, RS_FORMAT,
+                        "%s:%zu: two consecutive comment lines in the qrels (trec_eval 10.0 would read "
+                        "this one as a judgment); expected at most one '#' line before each judgment",
+                        name, line_no);
+          goto done;
+        }
+        prev_comment = 1;
+        p = eol + 1;
+        continue;
+      }
+      nt = split_fields(p, eol, tok, tlen);
+      next = eol + 1;
+    }
+    prev_comment = 0;
     if (nt != 4) {
       rc = rs__fail(err, RS_FORMAT,
                     "%s:%zu: malformed qrels line: expected 4 fields 'qid iter docno grade', found %s%d",
@@ -273,33 +306,32 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, rs__qrels **out, r
     }
     tok[0][tlen[0]] = '\0'; /* each token ends at white space or the final NUL */
     tok[2][tlen[2]] = '\0';
-    /* Qrels come grouped by topic: a line of the previous line's topic
-     * needs no hashing. */
-    long t;
-    if (prev_qid && prev_qid_len == tlen[0] && rs__same_bytes(prev_qid, tok[0], tlen[0])) {
-      t = prev_t;
-    } else {
-      t = intern_topic(&ptab, &pmask, &keys, &n_keys, &cap_keys, tok[0], (uint32_t)tlen[0]);
-      prev_qid = tok[0], prev_qid_len = tlen[0], prev_t = t;
-    }
-    if (t < 0) {
-      rc = rs__fail(err, RS_NOMEM, "%s:%zu: out of memory", name, line_no);
-      goto done;
+    /* Qrels come grouped by topic: a qid is looked at again only where it
+     * changes, and the groups' keys are sorted once below (a hash table
+     * of topics missed the cache once a topic at a million topics). */
+    if (!(prev_qid && prev_qid_len == tlen[0] && rs__same_bytes(prev_qid, tok[0], tlen[0]))) {
+      if (n_keys == UINT32_MAX || !push_key(&keys, &n_keys, &cap_keys, tok[0], (uint32_t)tlen[0])) {
+        rc = rs__fail(err, RS_NOMEM, "%s:%zu: out of memory", name, line_no);
+        goto done;
+      }
+      prev_qid = tok[0], prev_qid_len = tlen[0];
     }
     lines[n_lines] = (judgment){tok[2], (uint32_t)tlen[2], (int32_t)g};
-    line_topic[n_lines++] = (uint32_t)t;
+    line_topic[n_lines++] = (uint32_t)(n_keys - 1);
     if (g > 0) q->n_positive_lines++;
-    p = eol + 1;
+    p = next;
   }
 
-  /* Topics in strcmp order; rank_of maps a provisional index to it. */
-  const size_t nt = n_keys;
+  /* Topics in strcmp order: the groups' keys sorted, equal ones (groups
+   * of one topic) side by side; rank_of maps a group to its topic. */
+  qsort(keys, n_keys, sizeof *keys, cmp_topic_key);
+  size_t nt = 0;
+  for (size_t k = 0; k < n_keys; k++) nt += k == 0 || cmp_topic_key(&keys[k - 1], &keys[k]) != 0;
   q->n_topics = nt;
-  qsort(keys, nt, sizeof *keys, cmp_topic_key);
   q->topic_id = rs__malloc(rs__mul(nt, sizeof *q->topic_id));
   q->topic_len = rs__malloc(rs__mul(nt, sizeof *q->topic_len));
   q->off = rs__calloc(nt + 1, sizeof *q->off);
-  rank_of = rs__malloc(rs__mul(nt, sizeof *rank_of));
+  rank_of = rs__malloc(rs__mul(n_keys, sizeof *rank_of));
   q->n_judged = n_lines;
   q->doc = rs__malloc(rs__mul(n_lines, sizeof *q->doc));
   q->doc_len = rs__malloc(rs__mul(n_lines, sizeof *q->doc_len));
@@ -315,14 +347,21 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, rs__qrels **out, r
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory indexing %zu judgments", name, n_lines);
     goto done;
   }
-  for (size_t r = 0; r < nt; r++) {
-    q->topic_id[r] = keys[r].id;
-    q->topic_len[r] = keys[r].len;
-    rank_of[keys[r].index] = (uint32_t)r;
-    const uint64_t h = keys[r].hash;
-    size_t i = (size_t)h & q->tix_mask;
+  enum { AHEAD = 16 }; /* the topic index is out of cache at a million topics: its slots are fetched ahead */
+  for (size_t k = 0, r = 0; k < n_keys; k++) {
+    if (k + AHEAD < n_keys)
+      __builtin_prefetch(&q->tix[(size_t)rs__hash_bytes(keys[k + AHEAD].id, keys[k + AHEAD].len) & q->tix_mask], 1);
+    if (k > 0 && cmp_topic_key(&keys[k - 1], &keys[k]) == 0) {
+      rank_of[keys[k].group] = (uint32_t)(r - 1);
+      continue;
+    }
+    q->topic_id[r] = keys[k].id;
+    q->topic_len[r] = keys[k].len;
+    rank_of[keys[k].group] = (uint32_t)r;
+    size_t i = (size_t)rs__hash_bytes(keys[k].id, keys[k].len) & q->tix_mask;
     while (q->tix[i]) i = (i + 1) & q->tix_mask;
     q->tix[i] = (uint32_t)(r + 1);
+    r++;
   }
 
   /* Stable counting sort of the judgments by topic rank, straight into the
@@ -351,7 +390,7 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, rs__qrels **out, r
   free(line_topic);
   lines = NULL;
   line_topic = NULL;
-  size_t n_slots = 0, n_levels = 0, max_topic = 0;
+  size_t n_slots = 0, max_topic = 0;
   for (size_t r = 0; r < nt; r++) {
     const size_t n = q->off[r + 1] - q->off[r];
     n_slots += pow2_at_least(2 * n);
@@ -359,44 +398,52 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, rs__qrels **out, r
     if (n > max_topic) max_topic = n;
   }
 
-  /* Per topic: docno order, duplicates, docno tables, distinct grade levels. */
-  judgment *one = rs__malloc(rs__mul(max_topic, sizeof *one));
+  /* Per topic, on all threads: docno order, duplicates, docno tables
+   * (each topic writes only its own ranges). */
   q->slot = rs__calloc(n_slots, sizeof *q->slot);
   q->bloom = rs__calloc(nt, sizeof *q->bloom);
-  gtmp = rs__malloc(rs__mul(max_topic, sizeof *gtmp));
-  q->lv_grade = rs__malloc(rs__mul(n_lines, sizeof *q->lv_grade));
-  q->lv_count = rs__malloc(rs__mul(n_lines, sizeof *q->lv_count));
-  if (!one || !q->slot || !q->bloom || !gtmp || !q->lv_grade || !q->lv_count) {
-    free(one);
+  if (!q->slot || !q->bloom) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
     goto done;
   }
-  for (size_t r = 0; r < nt; r++) {
-    const size_t a = q->off[r], b = q->off[r + 1];
-    int in_order = 1;
-    for (size_t i = a + 1; i < b && in_order; i++) in_order = strcmp(q->doc[i - 1], q->doc[i]) < 0;
-    if (!in_order) {
-      for (size_t i = a; i < b; i++) one[i - a] = (judgment){q->doc[i], q->doc_len[i], q->grade[i]};
-      sort_judgments(one, b - a);
-      for (size_t i = a; i < b; i++) {
-        q->doc[i] = one[i - a].doc;
-        q->doc_len[i] = one[i - a].doc_len;
-        q->grade[i] = one[i - a].grade;
-      }
+  int nomem = 0;
+  if (threads < 1 || nt < 4096) threads = 1;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads) default(none) shared(q, nt, max_topic, nomem)
+#endif
+  {
+    judgment *one = rs__malloc(rs__mul(max_topic, sizeof *one));
+    if (!one) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+      nomem = 1;
     }
-    q->dup[r] = SIZE_MAX;
-    const size_t base = q->slot_off[r], mask = q->slot_off[r + 1] - base - 1;
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+    for (size_t r = 0; r < nt; r++)
+      if (one) index_topic(q, r, one);
+    free(one);
+  }
+  if (nomem) {
+    rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
+    goto done;
+  }
+
+  /* Each topic's distinct grade levels, packed in topic order (the arrays
+   * are sized for the worst case; untouched pages cost no memory). */
+  gtmp = rs__malloc(rs__mul(max_topic, sizeof *gtmp));
+  q->lv_grade = rs__malloc(rs__mul(n_lines, sizeof *q->lv_grade));
+  q->lv_count = rs__malloc(rs__mul(n_lines, sizeof *q->lv_count));
+  if (!gtmp || !q->lv_grade || !q->lv_count) {
+    rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
+    goto done;
+  }
+  for (size_t r = 0, n_levels = 0; r < nt; r++) {
     size_t ng = 0;
-    for (size_t i = a; i < b; i++) {
-      if (i > a && q->dup[r] == SIZE_MAX && strcmp(q->doc[i], q->doc[i - 1]) == 0) q->dup[r] = i;
-      const uint64_t h = rs__hash_bytes(q->doc[i], q->doc_len[i]);
-      q->doc_tag[i] = (uint32_t)(h >> 32);
-      q->bloom[r] |= 1ull << (h >> 58);
-      size_t s = (size_t)h & mask;
-      while (q->slot[base + s]) s = (s + 1) & mask;
-      q->slot[base + s] = (uint32_t)(i - a + 1);
+    for (size_t i = q->off[r]; i < q->off[r + 1]; i++)
       if (q->grade[i] >= 0) gtmp[ng++] = q->grade[i];
-    }
     sort_grades(gtmp, ng);
     for (size_t i = 0; i < ng; i++) {
       if (i == 0 || gtmp[i] != gtmp[i - 1]) {
@@ -407,14 +454,12 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, rs__qrels **out, r
     }
     q->lv_off[r + 1] = n_levels;
   }
-  free(one);
 
   *out = q;
   q = NULL;
 done:
   free(lines);
   free(line_topic);
-  free(ptab);
   free(keys);
   free(rank_of);
   free(gtmp);

@@ -62,8 +62,10 @@ typedef struct rs__qrels {
  * naming the file, the line and the token. */
 typedef enum { RS_NUMBERS_AS_TREC_EVAL = 0, RS_NUMBERS_STRICT = 1 } rs__numbers;
 
-/* Parses qrels text from path ("-" = stdin; gzip detected by magic). */
-rs_code rs__qrels_read(const char *path, rs__numbers numbers, rs__qrels **out, rs_error *err);
+/* Parses qrels text from path ("-" = stdin; gzip detected by magic).  The
+ * per-topic tables are built on up to threads threads (< 2: one); the
+ * result does not depend on it. */
+rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__qrels **out, rs_error *err);
 void rs__qrels_free(rs__qrels *q);
 
 /* Topic index of an id, or -1 when the qrels do not judge that topic. */

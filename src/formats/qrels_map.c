@@ -184,7 +184,7 @@ rs_code rs__qrels_map_file(const rs__corpus *c, const char *path, int64_t **qoff
   /* Loading the ids is a cache fill: the corpus stays the same corpus. */
   if (!c->query_id && (rc = rs__corpus_load_queries((rs__corpus *)c, err))) return rc;
   if ((rc = rs__corpus_load_doc_ids((rs__corpus *)c, err))) return rc;
-  if ((rc = rs__qrels_read(path, RS_NUMBERS_STRICT, &qr, err))) return rc;
+  if ((rc = rs__qrels_read(path, RS_NUMBERS_STRICT, 1, &qr, err))) return rc;
   const size_t n = qr->n_judged;
   jq = rs__malloc(rs__mul(n, sizeof *jq));
   jd = rs__malloc(rs__mul(n, sizeof *jd));

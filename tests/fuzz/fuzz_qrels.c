@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   rs__qrels *q = NULL;
   rs_error err = {0};
   fz_file_open(&f, data, size);
-  if (rs__qrels_read(f.path, RS_NUMBERS_AS_TREC_EVAL, &q, &err) == RS_OK) {
+  if (rs__qrels_read(f.path, RS_NUMBERS_AS_TREC_EVAL, 1, &q, &err) == RS_OK) {
     for (size_t t = 0; t < q->n_topics; t++) {
       const char *id = q->topic_id[t];
       size_t len = q->topic_len[t];
@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   }
   rs__qrels *strict = NULL;
   rs_error serr = {0};
-  if (rs__qrels_read(f.path, RS_NUMBERS_STRICT, &strict, &serr) == RS_OK) {
+  if (rs__qrels_read(f.path, RS_NUMBERS_STRICT, 1, &strict, &serr) == RS_OK) {
     if (!q || strict->n_judged != q->n_judged || strict->n_topics != q->n_topics) abort();
     for (size_t j = 0; j < q->n_judged; j++)
       if (strict->grade[j] != q->grade[j]) abort();
