@@ -308,7 +308,8 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
     tok[2][tlen[2]] = '\0';
     /* Qrels come grouped by topic: a qid is looked at again only where it
      * changes, and the groups' keys are sorted once below (a hash table
-     * of topics missed the cache once a topic at a million topics). */
+     * of topics missed the cache at each new topic, a million times at 1M
+     * topics). */
     if (!(prev_qid && prev_qid_len == tlen[0] && rs__same_bytes(prev_qid, tok[0], tlen[0]))) {
       if (n_keys == UINT32_MAX || !push_key(&keys, &n_keys, &cap_keys, tok[0], (uint32_t)tlen[0])) {
         rc = rs__fail(err, RS_NOMEM, "%s:%zu: out of memory", name, line_no);
