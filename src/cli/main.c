@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "formats/textio.h"
 #include "internal.h"
 #include "util/mpi.h"
 
@@ -98,6 +99,7 @@ static int run(int argc, char **argv)
 int main(int argc, char **argv)
 {
   if (rs__mpi_init(&argc, &argv) != 0) return RS_EXIT_INPUT;
+  rs__mapped_guard_sigbus("ragsweep", RS_EXIT_INPUT); /* text runs are read through mappings */
   const int status = run(argc, argv);
   rs__mpi_finalize();
   return status;
