@@ -19,6 +19,11 @@ timed() {
   awk -v a="$t0" -v b="$t1" -v k="$kb" 'BEGIN { printf "%.3f %s\n", (b - a) / 1e9, k }' >"$tmp/time"
 }
 
+# Before each timed command the caller's `warm_inputs` (if it defines one)
+# reads the inputs once: some VMs page out file pages untouched for a few
+# seconds (DAMON's "pageout" scheme: /sys/kernel/mm/damon/admin), and a
+# run that finds its inputs gone times the disk, not the program (the
+# floor of 100 x 100k went from 0.67 to 1.19-1.27 s between passes).
 time_rounds() {
   times_x=""
   t=1
@@ -31,6 +36,7 @@ time_rounds() {
   while [ "$i" -lt "$REPEAT" ]; do
     t=1
     while [ "$t" -le "$cores" ]; do
+      if command -v warm_inputs >/dev/null 2>&1; then warm_inputs; fi
       timed run_once "$t"
       read -r sec kb <"$tmp/time"
       eval "times_$t=\"\$times_$t $sec\"; prev=\$rss_$t"
@@ -38,6 +44,7 @@ time_rounds() {
       t=$((t + 1))
     done
     if [ -n "${EXTRA_ONCE:-}" ]; then # the caller's extra timed command, in the same rounds
+      if command -v warm_inputs >/dev/null 2>&1; then warm_inputs; fi
       timed "$EXTRA_ONCE"
       read -r sec kb <"$tmp/time"
       times_x="$times_x $sec"

@@ -74,6 +74,7 @@ for nq in $SIZES; do
     peer_s=$(echo "$ptimes" | tr ' ' '\n' | grep . | sort -n | head -1)
   fi
   floor_once() { "$FLOOR" --newlines --threads "$1" --repeat "$REPEAT" "$dir/run.txt" | cut -d' ' -f1; }
+  warm_inputs() { cat "$dir/qrels.txt" "$dir/run.txt" >/dev/null; }
   run_once() {
     # shellcheck disable=SC2086
     /usr/bin/time -f '%e %M' -o "$tmp/time" "$BIN" --threads "$1" $MEASURES "$dir/qrels.txt" "$dir/run.txt" >"$tmp/out.$1"

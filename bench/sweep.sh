@@ -99,6 +99,8 @@ bench_one() { # NAME NQ K RUNS RUNS_PER_FILE
   # the floors' warm-up pass caches the files
   # shellcheck disable=SC2086
   floor_once() { "$FLOOR" --sum --threads "$1" --repeat "$REPEAT" $files | cut -d' ' -f1; }
+  # shellcheck disable=SC2086
+  warm_inputs() { cat $files >/dev/null; }
   run_once() {
     rm -rf "$tmp/out.$1"
     # shellcheck disable=SC2086
