@@ -183,51 +183,58 @@ static void index_topic(rs__qrels *q, size_t r, judgment *one)
   q->bloom[r] = bloom;
 }
 
-rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__qrels **out, rs_error *err)
+enum { SHARE_MIN = 1 << 20, MAX_SHARES = 64 };
+
+/* A share of the qrels text for pass 1, read by one thread: whole lines
+ * [begin, end). */
+typedef struct {
+  char *begin, *end;
+  const char *limit;    /* a line window may read up to here (the next share's bytes are not its) */
+  const char *file_end; /* the text's end: a comment there is the file's last line */
+  size_t n_lines, n_comments; /* counted first */
+  size_t first_line;          /* lines before it in the file */
+  size_t first_judgment;      /* where its judgments go in the arrays */
+  int after_comment;          /* the line before it is a comment */
+  size_t n_judged, n_positive;
+  topic_key *keys; /* its groups; a line's group index counts from 0 here */
+  size_t n_keys, cap_keys;
+  rs_code rc; /* its first failure, with err */
+  rs_error err;
+} qrels_share;
+
+/* Whether the line that ends just before p (p > text, p after a newline)
+ * is a comment line. */
+static int line_is_comment(const char *text, const char *p)
 {
-  rs_code rc = RS_OK;
-  rs__qrels *q = rs__calloc(1, sizeof *q);
-  judgment *lines = NULL;
-  uint32_t *line_topic = NULL, *rank_of = NULL;
-  topic_key *keys = NULL;
-  int32_t *gtmp = NULL;
-  size_t n_lines = 0, cap_lines = 0, n_keys = 0, cap_keys = 0;
-  size_t len = 0;
-  const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+  const char *a = p - 1; /* its newline */
+  while (a > text && a[-1] != '\n') a--;
+  return *a == '#';
+}
 
-  if (!q || !(q->path = strdup(name))) {
-    rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
-    goto done;
+static void count_share(qrels_share *sh)
+{
+  size_t n = 0, comments = 0;
+  for (const char *c = sh->begin; c < sh->end;) {
+    n++;
+    comments += *c == '#';
+    const char *nl = memchr(c, '\n', (size_t)(sh->end - c));
+    c = nl ? nl + 1 : sh->end;
   }
-  if ((rc = rs__read_all(path, &q->text, &len, err))) goto done;
-  if (len == 0) {
-    rc = rs__fail(err, RS_FORMAT, "%s: the qrels file is empty (expected lines of 'qid iter docno grade')", name);
-    goto done;
-  }
+  sh->n_lines = n;
+  sh->n_comments = comments;
+}
 
-  /* The line count bounds the judgments: their arrays are sized once, where
-   * doubling them copied each one about twice into fresh pages (1M x 100
-   * qrels, 5.5M lines: 15% of the time in memmove, more in page faults). */
-  {
-    size_t n_nl = 0;
-    for (const char *c = q->text, *nl; (nl = memchr(c, '\n', (size_t)(q->text + len - c))) != NULL; c = nl + 1) n_nl++;
-    cap_lines = n_nl + 1;
-    lines = rs__malloc(rs__mul(cap_lines, sizeof *lines));
-    line_topic = rs__malloc(rs__mul(cap_lines, sizeof *line_topic));
-    if (!lines || !line_topic) {
-      rc = rs__fail(err, RS_NOMEM, "%s: out of memory for %zu lines", name, cap_lines);
-      goto done;
-    }
-  }
-
-  /* Pass 1: split lines into tokens, check the layout, note the groups. */
-  char *p = q->text, *const end = q->text + len;
-  size_t line_no = 0;
-  int prev_comment = 0;
+/* Pass 1 on one share: splits its lines into fields, checks them, notes
+ * its groups of lines of one qid, and writes its judgments at
+ * first_judgment on.  Stops at its first failure (sh->rc). */
+static void read_share(qrels_share *sh, const char *name, rs__numbers numbers, judgment *lines, uint32_t *line_topic)
+{
+  char *p = sh->begin, *const end = sh->end;
+  size_t line_no = sh->first_line, w = sh->first_judgment;
+  int prev_comment = sh->after_comment;
   const char *prev_qid = NULL;
   size_t prev_qid_len = 0;
-  /* a window may start up to here (rs__read_all's NUL may be read too) */
-  const size_t window_last = len + 1 >= RS_LINE_WINDOW ? len + 1 - RS_LINE_WINDOW : 0;
+  rs_error *err = &sh->err;
   while (p < end) {
     char *tok[5];
     size_t tlen[5];
@@ -240,7 +247,7 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
      * time of this pass at 5.5M lines). */
     size_t n_line;
     const char *ct[4];
-    if (len + 1 >= RS_LINE_WINDOW && (size_t)(p - q->text) <= window_last && (n_line = rs__line_tokens(p, 4, ct, tlen)) != 0 &&
+    if (sh->limit - p >= RS_LINE_WINDOW && (n_line = rs__line_tokens(p, 4, ct, tlen)) != 0 &&
         n_line <= (size_t)(end - p)) {
       const char *c = ct[3] + tlen[3], *const nl = p + n_line - 1;
       while (c < nl && rs__is_space((unsigned char)*c)) c++;
@@ -258,19 +265,19 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
         /* trec_eval 10.0 skips only one comment line before each data line
          * and crashes on a trailing one; we reject both cases with a clear
          * message instead of guessing what was meant. */
-        if (eol + 1 >= end) {
-          rc = rs__fail(err, RS_FORMAT,
-                        "%s:%zu: a comment is the last line of the qrels (trec_eval 10.0 crashes here); "
-                        "expected a judgment 'qid iter docno grade' after every comment line",
-                        name, line_no);
-          goto done;
+        if (eol + 1 >= sh->file_end) {
+          sh->rc = rs__fail(err, RS_FORMAT,
+                            "%s:%zu: a comment is the last line of the qrels (trec_eval 10.0 crashes here); "
+                            "expected a judgment 'qid iter docno grade' after every comment line",
+                            name, line_no);
+          return;
         }
         if (prev_comment) {
-          rc = rs__fail(err, RS_FORMAT,
-                        "%s:%zu: two consecutive comment lines in the qrels (trec_eval 10.0 would read "
-                        "this one as a judgment); expected at most one '#' line before each judgment",
-                        name, line_no);
-          goto done;
+          sh->rc = rs__fail(err, RS_FORMAT,
+                            "%s:%zu: two consecutive comment lines in the qrels (trec_eval 10.0 would read "
+                            "this one as a judgment); expected at most one '#' line before each judgment",
+                            name, line_no);
+          return;
         }
         prev_comment = 1;
         p = eol + 1;
@@ -281,46 +288,152 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
     }
     prev_comment = 0;
     if (nt != 4) {
-      rc = rs__fail(err, RS_FORMAT,
-                    "%s:%zu: malformed qrels line: expected 4 fields 'qid iter docno grade', found %s%d",
-                    name, line_no, nt > 5 ? "more than " : "", nt > 5 ? 5 : nt);
-      goto done;
+      sh->rc = rs__fail(err, RS_FORMAT,
+                        "%s:%zu: malformed qrels line: expected 4 fields 'qid iter docno grade', found %s%d", name,
+                        line_no, nt > 5 ? "more than " : "", nt > 5 ? 5 : nt);
+      return;
     }
     if (numbers == RS_NUMBERS_STRICT && !rs__is_integer_token(tok[3], tlen[3])) {
       const int shown = tlen[3] > 40 ? 40 : (int)tlen[3];
-      rc = rs__fail(err, RS_FORMAT,
-                    "%s:%zu: expected an integer grade, found '%.*s'%s; fix the line (trec_eval reads it as %ld, "
-                    "and only 'ragsweep trec_eval' keeps that rule)",
-                    name, line_no, shown, tok[3], (size_t)shown < tlen[3] ? "..." : "", rs__atol(tok[3], tlen[3]));
-      goto done;
+      sh->rc = rs__fail(err, RS_FORMAT,
+                        "%s:%zu: expected an integer grade, found '%.*s'%s; fix the line (trec_eval reads it as %ld, "
+                        "and only 'ragsweep trec_eval' keeps that rule)",
+                        name, line_no, shown, tok[3], (size_t)shown < tlen[3] ? "..." : "",
+                        rs__atol(tok[3], tlen[3]));
+      return;
     }
     long g = rs__atol(tok[3], tlen[3]);
     if (g <= INT32_MIN || g > INT32_MAX) {
-      rc = rs__fail(err, RS_FORMAT, "%s:%zu: grade %.*s is outside the supported range [%d, %d]", name,
-                    line_no, (int)tlen[3], tok[3], INT32_MIN + 1, INT32_MAX);
-      goto done;
+      sh->rc = rs__fail(err, RS_FORMAT, "%s:%zu: grade %.*s is outside the supported range [%d, %d]", name,
+                        line_no, (int)tlen[3], tok[3], INT32_MIN + 1, INT32_MAX);
+      return;
     }
     if (tlen[0] > UINT32_MAX / 2 || tlen[2] > UINT32_MAX / 2) {
-      rc = rs__fail(err, RS_FORMAT, "%s:%zu: id longer than 2 GiB", name, line_no);
-      goto done;
+      sh->rc = rs__fail(err, RS_FORMAT, "%s:%zu: id longer than 2 GiB", name, line_no);
+      return;
     }
     tok[0][tlen[0]] = '\0'; /* each token ends at white space or the final NUL */
     tok[2][tlen[2]] = '\0';
     /* Qrels come grouped by topic: a qid is looked at again only where it
-     * changes, and the groups' keys are sorted once below (a hash table
-     * of topics missed the cache at each new topic, a million times at 1M
+     * changes, and the groups' keys are sorted once (a hash table of
+     * topics missed the cache at each new topic, a million times at 1M
      * topics). */
     if (!(prev_qid && prev_qid_len == tlen[0] && rs__same_bytes(prev_qid, tok[0], tlen[0]))) {
-      if (n_keys == UINT32_MAX || !push_key(&keys, &n_keys, &cap_keys, tok[0], (uint32_t)tlen[0])) {
-        rc = rs__fail(err, RS_NOMEM, "%s:%zu: out of memory", name, line_no);
-        goto done;
+      if (sh->n_keys == UINT32_MAX || !push_key(&sh->keys, &sh->n_keys, &sh->cap_keys, tok[0], (uint32_t)tlen[0])) {
+        sh->rc = rs__fail(err, RS_NOMEM, "%s:%zu: out of memory", name, line_no);
+        return;
       }
       prev_qid = tok[0], prev_qid_len = tlen[0];
     }
-    lines[n_lines] = (judgment){tok[2], (uint32_t)tlen[2], (int32_t)g};
-    line_topic[n_lines++] = (uint32_t)(n_keys - 1);
-    if (g > 0) q->n_positive_lines++;
+    lines[w] = (judgment){tok[2], (uint32_t)tlen[2], (int32_t)g};
+    line_topic[w++] = (uint32_t)(sh->n_keys - 1);
+    sh->n_positive += g > 0;
     p = next;
+  }
+  sh->n_judged = w - sh->first_judgment;
+}
+
+rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__qrels **out, rs_error *err)
+{
+  rs_code rc = RS_OK;
+  rs__qrels *q = rs__calloc(1, sizeof *q);
+  judgment *lines = NULL;
+  uint32_t *line_topic = NULL, *rank_of = NULL;
+  topic_key *keys = NULL;
+  int32_t *gtmp = NULL;
+  size_t n_lines = 0, cap_lines = 0, n_keys = 0;
+  qrels_share shares[MAX_SHARES];
+  size_t n_shares = 0;
+  memset(shares, 0, sizeof shares);
+  size_t len = 0;
+  const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+
+  if (!q || !(q->path = strdup(name))) {
+    rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
+    goto done;
+  }
+  if ((rc = rs__read_all(path, &q->text, &len, err))) goto done;
+  if (len == 0) {
+    rc = rs__fail(err, RS_FORMAT, "%s: the qrels file is empty (expected lines of 'qid iter docno grade')", name);
+    goto done;
+  }
+
+  /* Pass 1 on shares of the text, one a thread: each counts its lines and
+   * comment lines (so each knows where its judgments go: the arrays are
+   * sized once, where doubling them copied each judgment about twice into
+   * fresh pages), then splits them into fields, checks them and notes its
+   * groups; the first failure in the file is told. */
+  n_shares = threads > 1 && len >= SHARE_MIN * 2 ? (size_t)threads : 1;
+  if (n_shares > MAX_SHARES) n_shares = MAX_SHARES;
+  {
+    char *const end = q->text + len;
+    for (size_t c = 0; c < n_shares; c++) {
+      char *b = c == 0 ? q->text : shares[c - 1].end;
+      char *e = c + 1 == n_shares ? end : q->text + len / n_shares * (c + 1);
+      if (e < b) e = b;
+      if (e < end) { /* shares end after a newline */
+        char *nl = memchr(e, '\n', (size_t)(end - e));
+        e = nl ? nl + 1 : end;
+      }
+      shares[c].begin = b;
+      shares[c].end = e;
+      /* the window may read this far: the next share's bytes are another thread's */
+      shares[c].limit = e == end ? end + 1 : e;
+      shares[c].file_end = end;
+    }
+  }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads((int)n_shares) schedule(static, 1) if (n_shares > 1)
+#endif
+  for (size_t c = 0; c < n_shares; c++) count_share(&shares[c]);
+  for (size_t c = 0; c < n_shares; c++) {
+    shares[c].first_line = c ? shares[c - 1].first_line + shares[c - 1].n_lines : 0;
+    shares[c].first_judgment = c ? shares[c - 1].first_judgment + shares[c - 1].n_lines - shares[c - 1].n_comments : 0;
+    shares[c].after_comment = c && shares[c].begin > q->text && line_is_comment(q->text, shares[c].begin);
+  }
+  cap_lines = shares[n_shares - 1].first_judgment + shares[n_shares - 1].n_lines + 1;
+  lines = rs__malloc(rs__mul(cap_lines, sizeof *lines));
+  line_topic = rs__malloc(rs__mul(cap_lines, sizeof *line_topic));
+  if (!lines || !line_topic) {
+    rc = rs__fail(err, RS_NOMEM, "%s: out of memory for %zu lines", name, cap_lines);
+    goto done;
+  }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads((int)n_shares) schedule(static, 1) if (n_shares > 1)
+#endif
+  for (size_t c = 0; c < n_shares; c++) read_share(&shares[c], name, numbers, lines, line_topic);
+  for (size_t c = 0; c < n_shares && !rc; c++) {
+    rc = shares[c].rc;
+    if (rc && err) *err = shares[c].err;
+  }
+  if (rc) goto done;
+  /* The shares' groups, one after another: the keys, and the lines' group
+   * indexes, which each share counted from 0. */
+  for (size_t c = 0; c < n_shares; c++) {
+    qrels_share *sh = &shares[c];
+    if (n_keys + sh->n_keys > UINT32_MAX) {
+      rc = rs__fail(err, RS_UNSUPPORTED, "%s: more than %u groups of lines", name, UINT32_MAX);
+      goto done;
+    }
+    if (c == 0) {
+      keys = sh->keys, n_keys = sh->n_keys;
+      sh->keys = NULL;
+    } else if (sh->n_keys) {
+      topic_key *nk = rs__realloc(keys, rs__mul(n_keys + sh->n_keys, sizeof *nk));
+      if (!nk) {
+        rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
+        goto done;
+      }
+      keys = nk;
+      for (size_t k = 0; k < sh->n_keys; k++) {
+        keys[n_keys + k] = sh->keys[k];
+        keys[n_keys + k].group += (uint32_t)n_keys;
+      }
+      for (size_t i = sh->first_judgment; i < sh->first_judgment + sh->n_judged; i++) line_topic[i] += (uint32_t)n_keys;
+      n_keys += sh->n_keys;
+    }
+    n_lines += sh->n_judged;
+    q->n_positive_lines += sh->n_positive;
   }
 
   /* Topics in strcmp order: the groups' keys sorted, equal ones (groups
@@ -464,6 +577,7 @@ done:
   free(keys);
   free(rank_of);
   free(gtmp);
+  for (size_t c = 0; c < n_shares; c++) free(shares[c].keys);
   rs__qrels_free(q);
   return rc;
 }

@@ -1,0 +1,143 @@
+/* test_qrels_read.c: the qrels reader (src/formats/qrels.c) gives the same
+ * tables, and the same first error, whether its line pass runs on one
+ * share of the text or on several (one a thread, for texts of 2 MiB and
+ * more).  The texts put comment lines, split topics and bad lines where
+ * the shares meet. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/qrels.h"
+#include "helpers.h"
+
+typedef struct {
+  char *s;
+  size_t len, cap;
+} text;
+
+static void put(text *t, const char *fmt, ...)
+{
+  va_list ap;
+  for (;;) {
+    va_start(ap, fmt);
+    const int n = vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    cr_assert_geq(n, 0);
+    if ((size_t)n < t->cap - t->len) {
+      t->len += (size_t)n;
+      return;
+    }
+    t->cap = t->cap ? 2 * t->cap + (size_t)n : 1 << 20;
+    t->s = realloc(t->s, t->cap);
+    cr_assert(t->s);
+  }
+}
+
+/* n judgment lines of 20 bytes each: topics of 1 to 5 lines in a shuffled
+ * order, each line "qNNNNNN 0 dNNNNNN G\n" with G in 0..3 (docs repeat
+ * within a topic now and then: its duplicate is noted). */
+static void put_judgments(text *t, unsigned *seed, size_t n, unsigned topic0)
+{
+  unsigned topic = topic0;
+  for (size_t i = 0; i < n;) {
+    const unsigned lines = 1 + (unsigned)rand_r(seed) % 5;
+    for (unsigned k = 0; k < lines && i < n; k++, i++)
+      put(t, "q%06u 0 d%06u %u\n", topic % 1000000u, (unsigned)rand_r(seed) % 1000000u, (unsigned)rand_r(seed) % 4);
+    topic = (topic * 7919u + 13u) % 1000000u; /* shuffled, and some topics come back later */
+  }
+}
+
+static void expect_same_tables(const rs__qrels *a, const rs__qrels *b, int threads)
+{
+  cr_assert_eq(a->n_topics, b->n_topics, "%d threads", threads);
+  cr_assert_eq(a->n_judged, b->n_judged, "%d threads", threads);
+  cr_expect_eq(a->n_positive_lines, b->n_positive_lines, "%d threads", threads);
+  size_t bad = 0;
+  for (size_t t = 0; t < a->n_topics; t++) {
+    bad += strcmp(a->topic_id[t], b->topic_id[t]) != 0 || a->off[t + 1] != b->off[t + 1] || a->dup[t] != b->dup[t] ||
+           a->lv_off[t + 1] != b->lv_off[t + 1] || a->bloom[t] != b->bloom[t];
+  }
+  for (size_t j = 0; j < a->n_judged; j++)
+    bad += strcmp(a->doc[j], b->doc[j]) != 0 || a->grade[j] != b->grade[j] || a->doc_tag[j] != b->doc_tag[j];
+  for (size_t k = 0; k < a->lv_off[a->n_topics]; k++) bad += a->lv_grade[k] != b->lv_grade[k] || a->lv_count[k] != b->lv_count[k];
+  cr_expect_eq(bad, 0, "%d threads: %zu entries differ from one thread's", threads, bad);
+}
+
+/* Reads path at 1 thread, then at 2, 3 and 4: the same tables, or the same
+ * error.  Returns the 1-thread error message (empty on success). */
+static void read_everywhere(const char *path, char *msg1, size_t cap)
+{
+  rs__qrels *one = NULL;
+  rs_error e1 = {0};
+  const rs_code rc1 = rs__qrels_read(path, RS_NUMBERS_AS_TREC_EVAL, 1, &one, &e1);
+  snprintf(msg1, cap, "%s", rc1 ? e1.msg : "");
+  for (int threads = 2; threads <= 4; threads++) {
+    rs__qrels *many = NULL;
+    rs_error e = {0};
+    const rs_code rc = rs__qrels_read(path, RS_NUMBERS_AS_TREC_EVAL, threads, &many, &e);
+    cr_assert_eq(rc, rc1, "%d threads: code %d, one thread %d (%s / %s)", threads, rc, rc1, e.msg, e1.msg);
+    if (rc) cr_expect_str_eq(e.msg, e1.msg, "%d threads", threads);
+    else expect_same_tables(one, many, threads);
+    rs__qrels_free(many);
+  }
+  rs__qrels_free(one);
+}
+
+/* 2 x 60000 judgment lines around a middle of 'mid' (a comment of 100
+ * bytes first, so that half the text falls in it and the second share
+ * starts at the line after it). */
+static const char *write_around(const char *mid, int slot)
+{
+  text t = {0};
+  unsigned seed = 42;
+  put_judgments(&t, &seed, 60000, 1);
+  put(&t, "#%098d\n", 0); /* 100 bytes */
+  put(&t, "%s", mid);
+  put_judgments(&t, &seed, 60000, 500000);
+  const size_t half = t.len / 2;
+  cr_assert(half >= 60000 * 20 && half < 60000 * 20 + 100, "the middle falls in the long comment");
+  const char *path = th_write_temp(slot, "qrels.txt", t.s);
+  free(t.s);
+  return path;
+}
+
+Test(qrels_read, shares_give_the_same_tables)
+{
+  char msg[512];
+  read_everywhere(write_around("", 0), msg, sizeof msg); /* a share starts after a comment */
+  cr_expect_str_eq(msg, "");
+  read_everywhere(write_around("q999999 0 dsplit 2\n", 1), msg, sizeof msg); /* and with a judgment */
+  cr_expect_str_eq(msg, "");
+}
+
+Test(qrels_read, shares_tell_the_first_error)
+{
+  char msg[512];
+  /* a second comment right where the second share starts */
+  read_everywhere(write_around("# again\n", 0), msg, sizeof msg);
+  cr_expect(strstr(msg, ":60002: two consecutive comment lines"), "%s", msg);
+  /* a bad line there */
+  read_everywhere(write_around("q1 0 d1\n", 1), msg, sizeof msg);
+  cr_expect(strstr(msg, ":60002: malformed qrels line: expected 4 fields 'qid iter docno grade', found 3"), "%s", msg);
+  /* bad lines in both shares: the first is told */
+  text t = {0};
+  unsigned seed = 7;
+  put_judgments(&t, &seed, 1000, 3);
+  put(&t, "q1 0 d1 x y\n");
+  put_judgments(&t, &seed, 120000, 9);
+  put(&t, "broken\n");
+  put_judgments(&t, &seed, 1000, 11);
+  read_everywhere(th_write_temp(2, "qrels.txt", t.s), msg, sizeof msg);
+  cr_expect(strstr(msg, ":1001: malformed qrels line: expected 4 fields 'qid iter docno grade', found 5"), "%s", msg);
+  free(t.s);
+  /* a comment as the file's last line, after shares */
+  text u = {0};
+  put_judgments(&u, &seed, 150000, 5);
+  put(&u, "# the end\n");
+  read_everywhere(th_write_temp(3, "qrels.txt", u.s), msg, sizeof msg);
+  cr_expect(strstr(msg, ":150001: a comment is the last line of the qrels"), "%s", msg);
+  free(u.s);
+}
