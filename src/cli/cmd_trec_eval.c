@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "formats/textio.h"
 #include "metrics/spec.h"
 #include "ragsweep/measures.h"
 #include "ragsweep/trec_eval.h"
@@ -179,7 +178,6 @@ int rs_cli_trec_eval(int argc, char **argv, const char *prog)
   if (block) cfg.block_bytes = (size_t)strtoul(block, NULL, 10);
   const char *no_map = getenv("RAGSWEEP_NO_MAP"); /* test hook: the read(2) path on plain files */
   cfg.no_map = no_map && *no_map && strcmp(no_map, "0") != 0;
-  rs__mapped_guard_sigbus(prog, RS_EXIT_INPUT); /* the run is read through a mapping */
   rs_code rc = rs_te_evaluate(&cfg, argv[optind], argv[optind + 1], &res, &err);
   if (rc) {
     fprintf(stderr, "%s: %s\n", prog, err.msg);

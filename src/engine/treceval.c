@@ -798,6 +798,25 @@ static void read_next_block(void *vctx)
   r->got = got;
 }
 
+/* Where a block of len bytes (buf at a line start) is cut: after its
+ * complete lines, less those of its last topic, which may go on in the next
+ * block and are held back to be read with it; all of it at the input's
+ * end.  0 before the end when one line or one topic fills the block. */
+static size_t block_cut(const char *buf, size_t len, int eof)
+{
+  if (eof) return len;
+  size_t end = len;
+  while (end > 0 && buf[end - 1] != '\n') end--;
+  return last_topic_start(buf, end);
+}
+
+/* After a block's parse: the run tag so far, and the lines it held. */
+static void block_done(engine *e, char **tag, size_t *base_line)
+{
+  save_tag(e, tag);
+  for (size_t k = 0; k < e->n_slices; k++) *base_line += e->slices[k].n_newlines;
+}
+
 /* Streaming a mapped file: the blocks are windows on the mapping, so no
  * byte is copied, and all threads parse (1M x 100, 3.9 GB from the page
  * cache, one thread: a newline count over 8 MB windows of the mapping took
@@ -812,11 +831,7 @@ static rs_code evaluate_mapped(engine *e, rs__mapped *m, const char *name, char 
     const int eof = m->len - start <= cap;
     const size_t len = eof ? m->len - start : cap;
     e->buf = m->data + start;
-    size_t end = len;
-    if (!eof) { /* complete lines only */
-      while (end > 0 && e->buf[end - 1] != '\n') end--;
-    }
-    const size_t keep_from = eof ? end : last_topic_start(e->buf, end);
+    const size_t keep_from = block_cut(e->buf, len, eof);
     if (keep_from == 0 && !eof) { /* one line or one topic fills the window: widen it */
       if (cap > SIZE_MAX / 4) return rs__fail(err, RS_NOMEM, "%s: a topic too large to read", name);
       cap *= 2;
@@ -824,8 +839,7 @@ static rs_code evaluate_mapped(engine *e, rs__mapped *m, const char *name, char 
     }
     rs_code rc = parse_region(e, keep_from, base_line, name, 0, NULL, NULL, err);
     if (rc) return rc;
-    save_tag(e, tag);
-    for (size_t k = 0; k < e->n_slices; k++) base_line += e->slices[k].n_newlines;
+    block_done(e, tag, &base_line);
     start += keep_from;
     rs__mapped_release(m, start);
   }
@@ -878,16 +892,7 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
       len += got;
       if (!eof && len < cap) continue;
     }
-    /* complete lines only, unless the input has ended */
-    size_t end = len;
-    if (!eof) {
-      const char *c = cur + len;
-      while (c > cur && c[-1] != '\n') c--;
-      end = (size_t)(c - cur);
-    }
-    /* The last topic of the block may go on in the next one: its lines
-     * are held back and read with that block. */
-    const size_t keep_from = eof ? end : last_topic_start(cur, end);
+    const size_t keep_from = block_cut(cur, len, eof);
     if (keep_from == 0 && !eof) { /* one line or one topic fills the buffer: grow both */
       char *nb = rs__malloc_pages(rs__mul(cap, 2) + RS_LINE_WINDOW);
       char *ns = nb ? rs__malloc_pages(rs__mul(cap, 2) + RS_LINE_WINDOW) : NULL;
@@ -910,8 +915,7 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
     read_ahead ra = {.in = in, .plain = plain, .file_off = file_off, .tail = cur + keep_from,
                      .tail_len = len - keep_from, .dst = spare, .cap = cap};
     if ((rc = parse_region(e, keep_from, base_line, name, 0, eof ? NULL : read_next_block, &ra, err))) goto done;
-    save_tag(e, tag);
-    for (size_t k = 0; k < e->n_slices; k++) base_line += e->slices[k].n_newlines;
+    block_done(e, tag, &base_line);
     if (eof) break;
     if (ra.rc) { /* after this block's own errors, which come first in the file */
       rc = ra.rc;
