@@ -483,7 +483,7 @@ static void kernel_range(const run_ctx *c, size_t a, size_t b)
   const size_t k = c->d->k;
   for (size_t q = a; q < b; q++) {
     const rs_levels lv = levels_of(c->d, q);
-    rs__spec_eval(c->spec, &c->ss[0], c->d->rel + q * k, k, &lv, 0, c->kout + q * c->n_req);
+    rs__spec_eval(c->spec, &c->ss[0], c->d->rel + q * k, k, NULL, 0, &lv, 0, c->kout + q * c->n_req);
   }
 }
 
@@ -504,7 +504,7 @@ static void par_item(void *ctx, size_t q, int tid)
   const run_ctx *c = ctx;
   const size_t k = c->d->k;
   const rs_levels lv = levels_of(c->d, q);
-  rs__spec_eval(c->spec, &c->ss[tid], c->d->rel + q * k, k, &lv, 0, c->kout + q * c->n_req);
+  rs__spec_eval(c->spec, &c->ss[tid], c->d->rel + q * k, k, NULL, 0, &lv, 0, c->kout + q * c->n_req);
 }
 
 typedef struct timing {

@@ -42,7 +42,7 @@ static const char *const map1[][2] = {
     {"success_1", "Success@1"}, {"success_5", "Success@5"}, {"success_10", "Success@10"},
     {"num_ret", "NumRet"},  {"num_rel", "NumRel"},      {"num_rel_ret", "NumRelRet"}, {"infAP", "infAP"},
     {"iprec_at_recall_0.00", "iprec_at_recall_0.00"},   {"iprec_at_recall_0.50", "iprec_at_recall_0.50"},
-    {"gm_map", "gm_map"},
+    {"gm_map", "gm_map"},       {"num_nonrel_judged_ret", "num_nonrel_judged_ret"},
 };
 static const char *const map2[][2] = {
     {"P_10", "P(rel=2)@10"}, {"recall_100", "R(rel=2)@100"}, {"map", "AP(rel=2)"}, {"recip_rank", "RR(rel=2)"},
@@ -51,7 +51,8 @@ static const char *const map2[][2] = {
 };
 #define TE_MEASURES1 "-m", "P.5,10,20", "-m", "recall.10,100,1000", "-m", "map", "-m", "map_cut.10,100", "-m", "ndcg", \
     "-m", "ndcg_cut.5,10,20", "-m", "recip_rank", "-m", "Rprec", "-m", "bpref", "-m", "success.1,5,10", "-m",        \
-    "num_ret", "-m", "num_rel", "-m", "num_rel_ret", "-m", "infAP", "-m", "iprec_at_recall.0,0.5", "-m", "gm_map"
+    "num_ret", "-m", "num_rel", "-m", "num_rel_ret", "-m", "infAP", "-m", "iprec_at_recall.0,0.5", "-m", "gm_map", \
+    "-m", "num_nonrel_judged_ret"
 #define TE_MEASURES2 "-m", "P.10", "-m", "recall.100", "-m", "map", "-m", "recip_rank", "-m", "bpref", "-m", "Rprec", \
     "-m", "num_rel", "-m", "num_rel_ret"
 
@@ -148,9 +149,9 @@ ParameterizedTest(struct pair *p, equiv, eval_equals_trec_eval, .timeout = 120)
                   all ? "--queries=all" : "--queries=judged", "-m", "P@{5,10,20}", "-m", "R@{10,100,1000}", "-m",
                   "AP", "-m", "AP@{10,100}", "-m", "nDCG", "-m", "nDCG@{5,10,20}", "-m", "RR", "-m", "Rprec", "-m",
                   "bpref", "-m", "Success@{1,5,10}", "-m", "NumRet", "-m", "NumRel", "-m", "NumRelRet", "-m", "infAP",
-                  "-m", "iprec_at_recall.0,0.5", "-m", "gm_map", "-m", "P(rel=2)@10", "-m", "R(rel=2)@100", "-m",
-                  "AP(rel=2)", "-m", "RR(rel=2)", "-m", "bpref(rel=2)", "-m", "Rprec(rel=2)", "-m", "NumRel(rel=2)",
-                  "-m", "NumRelRet(rel=2)", NULL};
+                  "-m", "iprec_at_recall.0,0.5", "-m", "gm_map", "-m", "num_nonrel_judged_ret", "-m",
+                  "P(rel=2)@10", "-m", "R(rel=2)@100", "-m", "AP(rel=2)", "-m", "RR(rel=2)", "-m", "bpref(rel=2)",
+                  "-m", "Rprec(rel=2)", "-m", "NumRel(rel=2)", "-m", "NumRelRet(rel=2)", NULL};
     r = th_run(NULL, ev, NULL, NULL);
     cr_assert_eq(r.status, 0, "eval: %s", r.err);
     th_free(&r);

@@ -10,6 +10,7 @@
 
 #include "engine/sched.h"
 #include "engine/shard.h"
+#include "metrics/topic.h"
 
 enum {
   /* ~1.5 MB of doc ids and scores per batch: two batches (the one scored,
@@ -64,6 +65,8 @@ typedef struct {
   int32_t *sdoc; /* the ranking's docs, when not in stored order */
   uint8_t *tie;  /* [cap + 9]: see order_ties */
   int32_t *rel;
+  int32_t *judged; /* [cap]: the ranks of the row's judged docs (hash_join), for the metrics */
+  size_t n_judged;
   double *score; /* the row's scores as double */
   /* the row's grade levels (rs_levels) */
   int32_t *lv_grade;
@@ -199,6 +202,7 @@ static void free_thread(thread_state *t)
   free(t->tmp);
   free(t->tie);
   free(t->rel);
+  free(t->judged);
   free(t->join_key);
   free(t->join_grade);
   if (t->has_ss) rs__spec_scratch_free(&t->ss);
@@ -219,12 +223,13 @@ static rs_code ensure_thread(engine *e, thread_state *t, size_t len, rs_error *e
   t->sdoc = rs__malloc(rs__mul(cap, sizeof *t->sdoc));
   t->tie = rs__malloc(cap + 9);
   t->rel = rs__malloc(rs__mul(cap, sizeof *t->rel));
+  t->judged = rs__malloc(rs__mul(cap, sizeof *t->judged));
   t->score = rs__malloc(rs__mul(cap, sizeof *t->score));
   t->lv_grade = rs__malloc(rs__mul(e->max_levels, sizeof *t->lv_grade));
   t->lv_count = rs__malloc(rs__mul(e->max_levels, sizeof *t->lv_count));
   t->join_key = rs__calloc(hcap, sizeof *t->join_key);
   t->join_grade = rs__malloc(rs__mul(hcap, sizeof *t->join_grade));
-  if (!t->order || !t->tmp || !t->sdoc || !t->tie || !t->rel || !t->score || !t->lv_grade || !t->lv_count || !t->join_key || !t->join_grade ||
+  if (!t->order || !t->tmp || !t->sdoc || !t->tie || !t->rel || !t->judged || !t->score || !t->lv_grade || !t->lv_count || !t->join_key || !t->join_grade ||
       bits > 32) {
     free_thread(t);
     return rs__fail(err, RS_NOMEM, "out of memory for rankings of %zu docs", cap);
@@ -396,10 +401,12 @@ static inline size_t join_slot_of(int32_t doc, unsigned shift) { return ((uint32
 
 /* The row's grades in ranking order into rel[0..n) (RS_REL_UNPOOLED for
  * docs the query's judgments [qa, qb) do not hold), docs[0..n) being the
- * ranking; 1 when a doc repeats one ranked before it, with *dup_rank its
- * rank.  One table holds the judged docs and the ranked ones (see
- * JOIN_JUDGED).  Most ranked docs are not judged and land on an empty slot
- * at the first probe: that path is a load, a compare and a store. */
+ * ranking, and the ranks of its judged docs (rel >= 0) into t->judged, for
+ * the metrics (metrics/topic.h); 1 when a doc repeats one ranked before
+ * it, with *dup_rank its rank.  One table holds the judged docs and the
+ * ranked ones (see JOIN_JUDGED).  Most ranked docs are not judged and land
+ * on an empty slot at the first probe: that path is a load, a compare and
+ * a store. */
 static int hash_join(thread_state *t, const rs__corpus *c, const int32_t *restrict docs, size_t n, size_t qa, size_t qb,
                      int32_t *restrict rel, size_t *dup_rank)
 {
@@ -419,6 +426,7 @@ static int hash_join(thread_state *t, const rs__corpus *c, const int32_t *restri
     grade[h] = c->qgrade[j];
   }
   for (size_t r = 0; r < n; r++) rel[r] = RS_REL_UNPOOLED;
+  size_t n_judged = 0;
   for (size_t r = 0; r < n; r++) {
     const uint64_t want = tag | (uint32_t)docs[r];
     size_t h = join_slot_of(docs[r], shift);
@@ -439,7 +447,10 @@ static int hash_join(thread_state *t, const rs__corpus *c, const int32_t *restri
     }
     const int32_t g = grade[h];
     rel[r] = g < 0 ? RS_REL_UNJUDGED : g;
+    t->judged[n_judged] = (int32_t)r;
+    n_judged += g >= 0;
   }
+  t->n_judged = n_judged;
   return 0;
 }
 
@@ -543,7 +554,7 @@ static void score_row(void *vctx, size_t row, int tid)
   const size_t n_group = e->group[sg->run];
   if (n == 0) {
     if (qa == qb || !e->cfg->all_queries) { *status = ROW_SKIP; return; }
-    for (size_t v = 0; v < n_group; v++) rs__spec_eval(e->cfg->spec, &t->ss, NULL, 0, &lv, 1, out + v * e->n_req);
+    for (size_t v = 0; v < n_group; v++) rs__spec_eval(e->cfg->spec, &t->ss, NULL, 0, NULL, 0, &lv, 1, out + v * e->n_req);
     *status = ROW_MISSING;
     return;
   }
@@ -582,7 +593,8 @@ static void score_row(void *vctx, size_t row, int tid)
    * row is checked above whatever the depth, as the file holds it. */
   for (size_t v = 0; v < n_group; v++) {
     const size_t depth = e->runs[sg->run + v]->depth, len = depth && depth < n ? depth : n;
-    rs__spec_eval(e->cfg->spec, &t->ss, rel, len, &lv, 0, out + v * e->n_req);
+    rs__spec_eval(e->cfg->spec, &t->ss, rel, len, t->judged, rs__judged_below(t->judged, t->n_judged, len), &lv, 0,
+                  out + v * e->n_req);
   }
   *status = ROW_EVAL;
 }

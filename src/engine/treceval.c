@@ -13,6 +13,7 @@
 #include "formats/qrels.h"
 #include "engine/sched.h"
 #include "formats/textio.h"
+#include "metrics/topic.h"
 #include "formats/tokens.h"
 #include "formats/trecrun.h"
 
@@ -70,6 +71,7 @@ typedef struct {
   uint32_t *order, *tmp;
   uint64_t *hash;
   int32_t *rel;
+  int32_t *judged; /* the ranks of the ranking's judged docs (see metrics/topic.h) */
   uint32_t *set;
   size_t set_cap;
   rs_scratch ms;
@@ -340,9 +342,11 @@ static int ensure_thread_state(thread_state *ts, const rs_plan *plan, size_t n, 
   if (hash) ts->hash = hash;
   int32_t *rel = rs__realloc(ts->rel, rs__mul(cap, sizeof *rel));
   if (rel) ts->rel = rel;
+  int32_t *judged = rs__realloc(ts->judged, rs__mul(cap, sizeof *judged));
+  if (judged) ts->judged = judged;
   uint32_t *set = rs__realloc(ts->set, rs__mul(set_cap, sizeof *set));
   if (set) ts->set = set;
-  if (!order || !tmp || !hash || !rel || !set) {
+  if (!order || !tmp || !hash || !rel || !judged || !set) {
     rs__fail(err, RS_NOMEM, "out of memory for rankings of %zu docs", n);
     return 0;
   }
@@ -370,22 +374,25 @@ static rs_levels topic_levels(const rs__qrels *q, size_t t)
   return (rs_levels){q->lv_grade + a, q->lv_count + a, q->lv_off[t + 1] - a};
 }
 
-/* Evaluates a ranking already turned into relevance values. */
-static void finish_topic(engine *e, thread_state *ts, size_t t, int32_t *rel, size_t n)
+/* Evaluates a ranking already turned into relevance values, with
+ * judged[0, n_judged) the ranks of its judged docs. */
+static void finish_topic(engine *e, thread_state *ts, size_t t, int32_t *rel, size_t n, const int32_t *judged,
+                         size_t n_judged)
 {
   const rs_plan *plan = &e->cfg->plan;
-  if (plan->judged_only) { /* -J: drop unjudged docs, close up the ranks */
+  if (plan->judged_only) { /* -J: drop unjudged docs, close up the ranks (the judged list no longer holds) */
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
       rel[k] = rel[i];
       k += rel[i] >= 0;
     }
     n = k;
+    judged = NULL, n_judged = 0;
   }
   rs_levels lv = topic_levels(e->q, t);
   rs_te_result *res = e->res;
-  rs_eval_topic(plan, rel, n, &lv, &ts->ms, res->values + t * res->n_values,
-                res->relstrings ? res->relstrings + t * res->relstring_stride : NULL);
+  rs__eval_topic_judged(plan, rel, n, judged, n_judged, &lv, &ts->ms, res->values + t * res->n_values,
+                        res->relstrings ? res->relstrings + t * res->relstring_stride : NULL);
 }
 
 /* Ranks, checks and evaluates topic t's records V[0, n) (all its lines). */
@@ -439,13 +446,16 @@ static void eval_ranking(engine *e, thread_state *ts, size_t t, const run_lines 
     e->visit(e->visit_ctx, t, L->doc, L->doc_len, L->score, ord, m);
     return;
   }
-  int32_t *rel = ts->rel;
+  int32_t *rel = ts->rel, *judged = ts->judged;
+  size_t n_judged = 0;
   for (size_t i = 0; i < m; i++) {
     size_t r = ord[i];
     int32_t gr = rs__qrels_grade(q, t, L->doc[r], L->doc_len[r], ts->hash[i]);
     rel[i] = gr == INT32_MIN ? RS_REL_UNPOOLED : gr < 0 ? RS_REL_UNJUDGED : gr;
+    judged[n_judged] = (int32_t)i;
+    n_judged += rel[i] >= 0;
   }
-  finish_topic(e, ts, t, rel, m);
+  finish_topic(e, ts, t, rel, m, judged, n_judged);
 }
 
 /* Whole-run mode: group gi is a topic's records e->lines[a, b). */
@@ -1061,6 +1071,7 @@ done:
     free(e.ts[t].tmp);
     free(e.ts[t].hash);
     free(e.ts[t].rel);
+    free(e.ts[t].judged);
     free(e.ts[t].set);
     free_lines(&e.ts[t].group);
     if (e.ts[t].has_ms) rs_scratch_free(&e.ts[t].ms);

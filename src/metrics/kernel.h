@@ -28,6 +28,8 @@ typedef struct rs__topic {
   const rs_plan *plan;
   const int32_t *restrict rel; /* per rank, after -M and -J */
   size_t n;                    /* num_ret */
+  const int32_t *judged;       /* the ranks of the docs with rel >= 0, ascending, or NULL (see topic.h) */
+  size_t n_judged;
   const rs_levels *lv;
   rs_scratch *s;
   long L;          /* relevance level */

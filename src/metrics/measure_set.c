@@ -93,7 +93,7 @@ rs_code rs_measure_set_eval(const rs_measure_set *set, rs_measure_scratch *ms, c
   if (rel && n > ms->cap)
     return rs__fail(err, RS_USAGE, "rs_measure_set_eval: ranking of %zu docs, but the scratch holds at most %zu "
                                    "(make the scratch with a larger cap)", n, ms->cap);
-  rs__spec_eval(set->spec, &ms->ss, rel, rel ? n : 0, levels, rel == NULL, ms->all);
+  rs__spec_eval(set->spec, &ms->ss, rel, rel ? n : 0, NULL, 0, levels, rel == NULL, ms->all);
   memcpy(out, ms->all, set->spec->n_out * sizeof *out);
   return RS_OK;
 }

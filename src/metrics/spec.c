@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <strings.h>
 #include "metrics/spec.h"
+#include "metrics/topic.h"
 #include "util/strdict.h"
 
 #include <ctype.h>
@@ -735,15 +736,15 @@ void rs__spec_scratch_free(rs__spec_scratch *ss)
   memset(ss, 0, sizeof *ss);
 }
 
-void rs__spec_eval(const rs__spec *s, rs__spec_scratch *ss, const int32_t *rel, size_t n, const rs_levels *lv,
-                   int missing, double *out)
+void rs__spec_eval(const rs__spec *s, rs__spec_scratch *ss, const int32_t *rel, size_t n, const int32_t *judged,
+                   size_t n_judged, const rs_levels *lv, int missing, double *out)
 {
   static const int32_t dummy = RS_REL_UNPOOLED;
   for (size_t p = 0; p < s->n_plans; p++) {
     const rs__spec_plan *sp = &s->plans[p];
     double *w = ss->work + sp->out;
     if (missing) rs_eval_topic_missing(&sp->plan, lv, &ss->ms[p], w, NULL);
-    else rs_eval_topic(&sp->plan, rel, n, lv, &ss->ms[p], w, NULL);
+    else rs__eval_topic_judged(&sp->plan, rel, n, judged, n_judged, lv, &ss->ms[p], w, NULL);
     if (sp->n_rag) /* the dummy scores 0 on every rag measure, as under -c */
       rs_eval_rag(&sp->plan, sp->rag, sp->n_rag, missing ? &dummy : rel, missing ? 1 : n, lv, w + sp->plan.n_values);
   }

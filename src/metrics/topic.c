@@ -5,6 +5,7 @@
 
 #include "../internal.h"
 #include "kernel.h"
+#include "topic.h"
 
 unsigned rs__kernel_needs(const rs_plan *plan)
 {
@@ -80,10 +81,20 @@ static void build_prefixes(rs__topic *t)
    * nonrelevant (0 <= grade < L) and unjudged (< 0) counts follow: for
    * L > 0 the relevant are among the judged; for L <= 0 (trec_eval -l 0)
    * no grade is nonrelevant. */
+  /* With the judged ranks known and L >= 0, every doc that counts here
+   * (grade >= L, grade > 0) is among them: the passes below walk them
+   * instead of the ranking.  (With L < 0 unjudged docs are relevant too.) */
+  const int32_t *restrict judged = L >= 0 ? t->judged : NULL;
+  const size_t n_judged = t->n_judged;
   int32_t rel_ret = 0, judged_ret = 0;
-  for (size_t i = 0; i < n; i++) {
-    rel_ret += rel[i] >= L;
-    judged_ret += rel[i] >= 0;
+  if (judged) {
+    judged_ret = (int32_t)n_judged;
+    for (size_t j = 0; j < n_judged; j++) rel_ret += rel[judged[j]] >= L;
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      rel_ret += rel[i] >= L;
+      judged_ret += rel[i] >= 0;
+    }
   }
   t->rel_ret = rel_ret;
   t->nonrel_ret = L > 0 ? judged_ret - rel_ret : 0;
@@ -91,7 +102,10 @@ static void build_prefixes(rs__topic *t)
 
   int32_t *restrict relpos = t->s->relpos;
   if (needs & (RS_NEED_CREL | RS_NEED_APS) || (needs & RS_NEED_DCG && L == 1)) {
-    if ((size_t)rel_ret * 8 < n) {
+    if (judged) {
+      size_t m = 0; /* every judged rank is written, relevant ones kept */
+      for (size_t j = 0; j < n_judged; j++) relpos[m] = judged[j], m += rel[judged[j]] >= L;
+    } else if ((size_t)rel_ret * 8 < n) {
       /* Few relevant docs (the usual ranking): a branch that is nearly
        * always not taken costs less than writing every rank. */
       for (size_t i = 0, m = 0; m < (size_t)rel_ret; i++)
@@ -119,7 +133,10 @@ static void build_prefixes(rs__topic *t)
     } else {
       int32_t *restrict pospos = t->s->pospos;
       size_t m = 0;
-      for (size_t i = 0; i < n; i++) pospos[m] = (int32_t)i, m += rel[i] > 0;
+      if (judged)
+        for (size_t j = 0; j < n_judged; j++) pospos[m] = judged[j], m += rel[judged[j]] > 0;
+      else
+        for (size_t i = 0; i < n; i++) pospos[m] = (int32_t)i, m += rel[i] > 0;
       t->pospos = pospos;
       t->n_pos = m;
     }
@@ -134,7 +151,14 @@ static void build_prefixes(rs__topic *t)
 void rs_eval_topic(const rs_plan *plan, const int32_t *rel, size_t n, const rs_levels *lv,
                    rs_scratch *scratch, double *out, char *relstring_out)
 {
-  rs__topic t = {.plan = plan, .rel = rel, .n = n, .lv = lv, .s = scratch, .L = plan->relevance_level};
+  rs__eval_topic_judged(plan, rel, n, NULL, 0, lv, scratch, out, relstring_out);
+}
+
+void rs__eval_topic_judged(const rs_plan *plan, const int32_t *rel, size_t n, const int32_t *judged, size_t n_judged,
+                           const rs_levels *lv, rs_scratch *scratch, double *out, char *relstring_out)
+{
+  rs__topic t = {.plan = plan, .rel = rel, .n = n, .judged = judged, .n_judged = n_judged, .lv = lv, .s = scratch,
+                 .L = plan->relevance_level};
   for (size_t k = 0; k < lv->n; k++) {
     if (lv->grade[k] >= t.L) t.R += lv->count[k];
     else t.n_nonrel += lv->count[k];

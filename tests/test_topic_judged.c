@@ -1,0 +1,142 @@
+/* test_topic_judged.c: the per-topic kernel given the ranks of the judged
+ * docs (rs__eval_topic_judged, metrics/topic.h, which the HDF5 sweep and
+ * the trec_eval engine call) gives the same bits as rs_eval_topic, which
+ * finds them by scanning the ranking, for every all_trec measure and the
+ * relstring.  Rankings are random (seeded): unpooled, unjudged and graded
+ * docs in any mix, empty ones, ones with no judged doc; relevance levels
+ * -1 (the scan is used), 0, 1, 2 and 3; with a judged list cut short, as
+ * the sweep cuts it at a run's depth. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics/topic.h"
+#include "ragsweep/measures.h"
+
+enum { MAX_RANK = 64, N_TOPICS = 3000, MAX_GRADE = 3 };
+
+typedef struct {
+  rs_plan plan;
+  rs_scratch s;
+  double *want, *got;
+  char *rs_want, *rs_got;
+} kernel;
+
+static void kernel_open(kernel *k, long level)
+{
+  rs_error err = {RS_OK, ""};
+  rs_plan_init(&k->plan);
+  cr_assert(rs_plan_add(&k->plan, "all_trec", &err) == RS_OK, "%s", err.msg);
+  k->plan.relevance_level = level;
+  cr_assert(rs_plan_finish(&k->plan, MAX_RANK, &err) == RS_OK, "%s", err.msg);
+  cr_assert(rs_scratch_init(&k->s, &k->plan, MAX_RANK, MAX_GRADE + 1, &err) == RS_OK, "%s", err.msg);
+  k->want = malloc(k->plan.n_values * sizeof *k->want);
+  k->got = malloc(k->plan.n_values * sizeof *k->got);
+  k->rs_want = malloc(k->plan.relstring_len + 1);
+  k->rs_got = malloc(k->plan.relstring_len + 1);
+  cr_assert(k->want && k->got && k->rs_want && k->rs_got);
+}
+
+static void kernel_close(kernel *k)
+{
+  free(k->want);
+  free(k->got);
+  free(k->rs_want);
+  free(k->rs_got);
+  rs_scratch_free(&k->s);
+  rs_plan_free(&k->plan);
+}
+
+/* Junk in the scratch before each call, so the second call cannot read
+ * what the first one left there. */
+static void junk_scratch(rs_scratch *s)
+{
+  for (size_t i = 0; i <= s->cap; i++) {
+    s->relpos[i] = 1000000 + (int32_t)i;
+    s->pospos[i] = 3000000 + (int32_t)i;
+    s->cunj[i] = 2000000 + (int32_t)i;
+    s->aps[i] = -1e300;
+    s->dcg[i] = -1e300;
+  }
+  memset(s->gl, 0xa5, s->cap_levels * sizeof *s->gl);
+}
+
+/* A random ranking of n docs: about half unpooled, some unjudged (a
+ * negative grade in the qrels), the rest graded 0..3; the topic's levels
+ * count its retrieved judged docs plus a few judged docs not retrieved. */
+static size_t random_topic(unsigned *seed, int32_t *rel, int32_t *grade, uint32_t *count, size_t *n_lv)
+{
+  const size_t n = (size_t)(rand_r(seed) % (MAX_RANK + 1));
+  const int unpooled_pct = rand_r(seed) % 101; /* from all judged to none judged */
+  uint32_t per_grade[MAX_GRADE + 1] = {0};
+  for (size_t i = 0; i < n; i++) {
+    const int u = rand_r(seed) % 100;
+    if (u < unpooled_pct) rel[i] = RS_REL_UNPOOLED;
+    else if (u % 7 == 0) rel[i] = RS_REL_UNJUDGED;
+    else rel[i] = rand_r(seed) % (MAX_GRADE + 1);
+    if (rel[i] >= 0) per_grade[rel[i]]++;
+  }
+  for (int g = 0; g <= MAX_GRADE; g++) per_grade[g] += (uint32_t)(rand_r(seed) % 3);
+  *n_lv = 0;
+  for (int g = 0; g <= MAX_GRADE; g++)
+    if (per_grade[g]) grade[*n_lv] = g, count[(*n_lv)++] = per_grade[g];
+  return n;
+}
+
+Test(topic_judged, same_bits_as_the_scan)
+{
+  const long levels[] = {-1, 0, 1, 2, 3};
+  size_t fast_topics = 0, judged_docs = 0;
+  for (size_t li = 0; li < sizeof levels / sizeof *levels; li++) {
+    kernel k;
+    kernel_open(&k, levels[li]);
+    unsigned seed = 1234u + (unsigned)li;
+    for (size_t topic = 0; topic < N_TOPICS; topic++) {
+      int32_t rel[MAX_RANK], judged[MAX_RANK], grade[MAX_GRADE + 1];
+      uint32_t count[MAX_GRADE + 1];
+      size_t n_lv;
+      size_t n = random_topic(&seed, rel, grade, count, &n_lv);
+      const rs_levels lv = {grade, count, n_lv};
+      size_t n_judged = 0;
+      for (size_t i = 0; i < n; i++)
+        if (rel[i] >= 0) judged[n_judged++] = (int32_t)i;
+      /* every other topic: cut at a depth, as a run of eval --depths is */
+      if (topic % 2 && n) {
+        const size_t depth = 1 + (size_t)(rand_r(&seed) % n);
+        n_judged = rs__judged_below(judged, n_judged, depth);
+        n = depth;
+      }
+      memset(k.want, 0x5a, k.plan.n_values * sizeof *k.want);
+      memset(k.got, 0xa5, k.plan.n_values * sizeof *k.got);
+      junk_scratch(&k.s);
+      rs_eval_topic(&k.plan, rel, n, &lv, &k.s, k.want, k.rs_want);
+      junk_scratch(&k.s);
+      rs__eval_topic_judged(&k.plan, rel, n, judged, n_judged, &lv, &k.s, k.got, k.rs_got);
+      for (size_t v = 0; v < k.plan.n_values; v++)
+        cr_assert(memcmp(&k.want[v], &k.got[v], sizeof k.want[v]) == 0,
+                  "level %ld, topic %zu (%zu docs, %zu judged): value %zu is %.17g from the judged ranks, %.17g "
+                  "from the scan",
+                  levels[li], topic, n, n_judged, v, k.got[v], k.want[v]);
+      cr_assert_str_eq(k.rs_got, k.rs_want, "level %ld, topic %zu: relstring", levels[li], topic);
+      fast_topics += levels[li] >= 0;
+      judged_docs += n_judged;
+    }
+    kernel_close(&k);
+  }
+  /* the cases cover the judged path, not only the scan */
+  cr_assert_geq(fast_topics, 4 * N_TOPICS);
+  cr_assert_gt(judged_docs, 10 * N_TOPICS);
+}
+
+Test(topic_judged, cut_at_depth)
+{
+  const int32_t judged[] = {0, 3, 4, 9};
+  cr_expect_eq(rs__judged_below(judged, 4, 0), 0);
+  cr_expect_eq(rs__judged_below(judged, 4, 1), 1);
+  cr_expect_eq(rs__judged_below(judged, 4, 4), 2);
+  cr_expect_eq(rs__judged_below(judged, 4, 5), 3);
+  cr_expect_eq(rs__judged_below(judged, 4, 9), 3);
+  cr_expect_eq(rs__judged_below(judged, 4, 10), 4);
+  cr_expect_eq(rs__judged_below(judged, 0, 10), 0);
+}
