@@ -104,7 +104,7 @@ Test(topic_judged, same_bits_as_the_scan)
       /* every other topic: cut at a depth, as a run of eval --depths is */
       if (topic % 2 && n) {
         const size_t depth = 1 + (size_t)(rand_r(&seed) % n);
-        n_judged = rs__judged_below(judged, n_judged, depth);
+        n_judged = rs__count_below(judged, n_judged, depth);
         n = depth;
       }
       memset(k.want, 0x5a, k.plan.n_values * sizeof *k.want);
@@ -132,11 +132,11 @@ Test(topic_judged, same_bits_as_the_scan)
 Test(topic_judged, cut_at_depth)
 {
   const int32_t judged[] = {0, 3, 4, 9};
-  cr_expect_eq(rs__judged_below(judged, 4, 0), 0);
-  cr_expect_eq(rs__judged_below(judged, 4, 1), 1);
-  cr_expect_eq(rs__judged_below(judged, 4, 4), 2);
-  cr_expect_eq(rs__judged_below(judged, 4, 5), 3);
-  cr_expect_eq(rs__judged_below(judged, 4, 9), 3);
-  cr_expect_eq(rs__judged_below(judged, 4, 10), 4);
-  cr_expect_eq(rs__judged_below(judged, 0, 10), 0);
+  cr_expect_eq(rs__count_below(judged, 4, 0), 0);
+  cr_expect_eq(rs__count_below(judged, 4, 1), 1);
+  cr_expect_eq(rs__count_below(judged, 4, 4), 2);
+  cr_expect_eq(rs__count_below(judged, 4, 5), 3);
+  cr_expect_eq(rs__count_below(judged, 4, 9), 3);
+  cr_expect_eq(rs__count_below(judged, 4, 10), 4);
+  cr_expect_eq(rs__count_below(judged, 0, 10), 0);
 }

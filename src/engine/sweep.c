@@ -593,7 +593,7 @@ static void score_row(void *vctx, size_t row, int tid)
    * row is checked above whatever the depth, as the file holds it. */
   for (size_t v = 0; v < n_group; v++) {
     const size_t depth = e->runs[sg->run + v]->depth, len = depth && depth < n ? depth : n;
-    rs__spec_eval(e->cfg->spec, &t->ss, rel, len, t->judged, rs__judged_below(t->judged, t->n_judged, len), &lv, 0,
+    rs__spec_eval(e->cfg->spec, &t->ss, rel, len, t->judged, rs__count_below(t->judged, t->n_judged, len), &lv, 0,
                   out + v * e->n_req);
   }
   *status = ROW_EVAL;

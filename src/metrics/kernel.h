@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "ragsweep/measures.h"
+#include "topic.h" /* rs__count_below */
 
 enum {
   RS_NEED_CREL = 1u << 0, /* scratch->relpos: relevant docs in the top k */
@@ -47,19 +48,6 @@ typedef struct rs__topic {
 static inline double rs__lg(const rs_plan *plan, size_t i)
 {
   return i < plan->n_lg ? plan->lg[i] : log2((double)(i + 2));
-}
-
-/* How many of the ascending ranks pos[0..n) are below k (binary search:
- * n is the handful of relevant docs a ranking holds). */
-static inline size_t rs__count_below(const int32_t *pos, size_t n, size_t k)
-{
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    const size_t mid = (lo + hi) / 2;
-    if ((size_t)pos[mid] < k) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /* Relevant docs in the top k; the sum of precisions at them; the DCG of

@@ -21,12 +21,18 @@
 void rs__eval_topic_judged(const rs_plan *plan, const int32_t *rel, size_t n, const int32_t *judged, size_t n_judged,
                            const rs_levels *lv, rs_scratch *scratch, double *out, char *relstring_out);
 
-/* How many of the ascending ranks judged[0, n_judged) are below n: the
- * judged list of a ranking cut at depth n. */
-static inline size_t rs__judged_below(const int32_t *judged, size_t n_judged, size_t n)
+/* How many of the ascending ranks pos[0..n) are below k (binary search:
+ * n is the handful of relevant docs a ranking holds): the kernel's counts
+ * at a cutoff, and the judged list of a ranking cut at depth k. */
+static inline size_t rs__count_below(const int32_t *pos, size_t n, size_t k)
 {
-  while (n_judged > 0 && (size_t)judged[n_judged - 1] >= n) n_judged--;
-  return n_judged;
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    if ((size_t)pos[mid] < k) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 #endif
