@@ -184,6 +184,19 @@ static int flush_group(engine *e, slice *s, thread_state *ts, int32_t topic, siz
   return 1;
 }
 
+/* Stage `stage` of fetching topic t's data ahead of its lines: the
+ * qrels' tables, then (stage 1) the row of results it will write. */
+static inline void prefetch_topic(const engine *e, size_t t, int stage)
+{
+  rs__qrels_prefetch(e->q, t, stage);
+  if (stage == 1) {
+    const double *v = e->res->values + t * e->res->n_values;
+    __builtin_prefetch(v, 1);
+    if (e->res->n_values > 8) __builtin_prefetch(v + 8, 1);
+    __builtin_prefetch(&e->res->present[t], 1);
+  }
+}
+
 /* Parses "qid iter docno rank sim tag ..." lines of one slice.  Blank lines
  * and lines whose first non-blank character is '#' are skipped; a line with
  * fewer than six fields, or (strict reading) a score that is not a number,
@@ -207,6 +220,8 @@ static void parse_slice(void *vctx, size_t i, int tid)
   size_t prev_len = 0;
   int32_t prev_topic = -1;
   size_t n_newlines = 0;
+  long guess = -1;    /* the topic whose lines likely come next (the qrels' file order) */
+  unsigned ahead = 0; /* lines read since the guess, which pace its prefetch stages */
   s->err_off = SIZE_MAX;
   s->tag = NULL;
   s->interleaved = s->nomem = 0;
@@ -255,11 +270,22 @@ static void parse_slice(void *vctx, size_t i, int tid)
     int32_t topic;
     if (prev_qid && prev_len == tl[0] && same_qid(prev_qid, tok[0], tl[0], e->buf_limit)) {
       topic = prev_topic;
+      if (guess >= 0 && ++ahead <= 12 && (ahead == 4 || ahead == 12))
+        prefetch_topic(e, (size_t)guess, ahead == 4 ? 1 : 2);
     } else {
-      topic = (int32_t)rs__qrels_topic(q, tok[0], tl[0], rs__hash_bytes(tok[0], tl[0]));
+      if (guess >= 0 && q->topic_len[guess] == tl[0] && rs__same_bytes(q->topic_id[guess], tok[0], tl[0]))
+        topic = (int32_t)guess;
+      else
+        topic = (int32_t)rs__qrels_topic(q, tok[0], tl[0], rs__hash_bytes(tok[0], tl[0]));
       prev_qid = tok[0];
       prev_len = tl[0];
       prev_topic = topic;
+      if (topic >= 0) { /* (after a topic the qrels do not judge, the guess stands) */
+        const uint32_t next = q->next_in_file[topic];
+        guess = next == UINT32_MAX ? -1 : (long)next;
+        ahead = 0;
+        if (guess >= 0) prefetch_topic(e, (size_t)guess, 0);
+      }
     }
     double score;
     if (e->numbers == RS_NUMBERS_STRICT) {

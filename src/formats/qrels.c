@@ -115,6 +115,7 @@ void rs__qrels_free(rs__qrels *q)
   free(q->lv_count);
   free(q->dup);
   free(q->tix);
+  free(q->next_in_file);
   free(q);
 }
 
@@ -170,12 +171,14 @@ static void index_topic(rs__qrels *q, size_t r, judgment *one)
   }
   q->dup[r] = SIZE_MAX;
   const size_t base = q->slot_off[r], mask = q->slot_off[r + 1] - base - 1;
+  const int has_table = q->slot_off[r + 1] > base;
   uint64_t bloom = 0;
   for (size_t i = a; i < b; i++) {
     if (i > a && q->dup[r] == SIZE_MAX && strcmp(q->doc[i], q->doc[i - 1]) == 0) q->dup[r] = i;
     const uint64_t h = rs__hash_bytes(q->doc[i], q->doc_len[i]);
     q->doc_tag[i] = (uint32_t)(h >> 32);
     bloom |= 1ull << (h >> 58);
+    if (!has_table) continue;
     size_t s = (size_t)h & mask;
     while (q->slot[base + s]) s = (s + 1) & mask;
     q->slot[base + s] = (uint32_t)(i - a + 1);
@@ -478,6 +481,14 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
     r++;
   }
 
+  /* Groups are in file order: the topic after each one's */
+  q->next_in_file = rs__malloc(rs__mul(nt, sizeof *q->next_in_file));
+  if (!q->next_in_file) {
+    rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
+    goto done;
+  }
+  for (size_t g = 0; g < n_keys; g++) q->next_in_file[rank_of[g]] = g + 1 < n_keys ? rank_of[g + 1] : UINT32_MAX;
+
   /* Stable counting sort of the judgments by topic rank, straight into the
    * final arrays; each topic is then sorted by docno through a buffer of
    * one topic.  (A second array of all judgments cost as much fresh memory
@@ -507,7 +518,7 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
   size_t n_slots = 0, max_topic = 0;
   for (size_t r = 0; r < nt; r++) {
     const size_t n = q->off[r + 1] - q->off[r];
-    n_slots += pow2_at_least(2 * n);
+    if (n > RS_QRELS_SCAN_MAX) n_slots += pow2_at_least(2 * n);
     q->slot_off[r + 1] = n_slots;
     if (n > max_topic) max_topic = n;
   }

@@ -30,7 +30,10 @@ typedef struct rs__qrels {
   int32_t *grade;
 
   /* Per-topic docno tables: slot_off[t] .. slot_off[t+1] (a power of two),
-   * each slot 0 (empty) or 1 + the judgment's index within its topic. */
+   * each slot 0 (empty) or 1 + the judgment's index within its topic.  A
+   * topic of at most RS_QRELS_SCAN_MAX judgments has none (an empty range):
+   * its tags are scanned, which costs no more than a probe, and a million
+   * small topics would otherwise hold 64 MB of tables. */
   size_t *slot_off;
   uint32_t *slot;
   /* Per topic, bit (h >> 58) set for the hash h of each of its docnos: most
@@ -52,7 +55,14 @@ typedef struct rs__qrels {
   /* qid -> topic index */
   uint32_t *tix; /* 0 empty, else 1 + topic */
   size_t tix_mask;
+
+  /* The topic whose lines follow topic t's in the file, UINT32_MAX after
+   * the last: runs mostly list topics in the qrels' order, so a reader
+   * can guess the next topic and fetch its data before its lines come. */
+  uint32_t *next_in_file;
 } rs__qrels;
+
+enum { RS_QRELS_SCAN_MAX = 16 };
 
 /* How the numbers of TREC text are read.  trec_eval reads a grade with
  * atol and a score with atof, so "abc" is 0 and "2.9" is 2 without a word
@@ -79,6 +89,38 @@ static inline long rs__qrels_topic(const rs__qrels *q, const char *id, size_t le
   }
 }
 
+/* Starts fetching into cache what looking up and joining topic t reads,
+ * ahead of its use (a million topics' tables are far out of cache: each
+ * new topic cost several dependent misses).  Stages 0, 1, 2 in turn, some
+ * lines of the run apart: each reads what the one before fetched. */
+static inline void rs__qrels_prefetch(const rs__qrels *q, size_t t, int stage)
+{
+  if (stage == 0) {
+    __builtin_prefetch(&q->topic_id[t]);
+    __builtin_prefetch(&q->topic_len[t]);
+    __builtin_prefetch(&q->bloom[t]);
+    __builtin_prefetch(&q->off[t]);
+    __builtin_prefetch(&q->slot_off[t]);
+    __builtin_prefetch(&q->lv_off[t]);
+    __builtin_prefetch(&q->dup[t]);
+    __builtin_prefetch(&q->next_in_file[t]);
+  } else if (stage == 1) {
+    const size_t a = q->off[t], b = q->off[t + 1];
+    __builtin_prefetch(q->topic_id[t]);
+    __builtin_prefetch(&q->slot[q->slot_off[t]]);
+    __builtin_prefetch(&q->doc_tag[a]);
+    __builtin_prefetch(&q->doc_len[a]);
+    __builtin_prefetch(&q->grade[a]);
+    __builtin_prefetch(&q->doc[a]);
+    if (b - a > 8) __builtin_prefetch(&q->doc[a + 8]);
+    __builtin_prefetch(&q->lv_grade[q->lv_off[t]]);
+    __builtin_prefetch(&q->lv_count[q->lv_off[t]]);
+  } else {
+    const size_t a = q->off[t], b = q->off[t + 1];
+    for (size_t j = a; j < b && j < a + RS_QRELS_SCAN_MAX; j++) __builtin_prefetch(q->doc[j]);
+  }
+}
+
 /* Grade of docno in topic t, or INT32_MIN when it is not judged there. */
 static inline int32_t rs__qrels_grade(const rs__qrels *q, size_t t, const char *doc, size_t len,
                                       uint64_t h)
@@ -86,6 +128,11 @@ static inline int32_t rs__qrels_grade(const rs__qrels *q, size_t t, const char *
   if (!((q->bloom[t] >> (h >> 58)) & 1)) return INT32_MIN;
   const size_t base = q->slot_off[t], mask = q->slot_off[t + 1] - base - 1, first = q->off[t];
   const uint32_t tag = (uint32_t)(h >> 32);
+  if (q->slot_off[t + 1] == base) { /* a small topic: its tags are scanned */
+    for (size_t j = first, end = q->off[t + 1]; j < end; j++)
+      if (q->doc_tag[j] == tag && q->doc_len[j] == len && rs__same_bytes(q->doc[j], doc, len)) return q->grade[j];
+    return INT32_MIN;
+  }
   for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
     uint32_t s = q->slot[base + i];
     if (!s) return INT32_MIN;
