@@ -59,7 +59,7 @@ static void expect_same_tables(const rs__qrels *a, const rs__qrels *b, int threa
   cr_expect_eq(a->n_positive_lines, b->n_positive_lines, "%d threads", threads);
   size_t bad = 0;
   for (size_t t = 0; t < a->n_topics; t++) {
-    bad += strcmp(a->topic_id[t], b->topic_id[t]) != 0 || a->off[t + 1] != b->off[t + 1] || a->dup[t] != b->dup[t] ||
+    bad += strcmp(a->topic_id[t], b->topic_id[t]) != 0 || a->first[t] != b->first[t] || a->count[t] != b->count[t] || a->dup[t] != b->dup[t] ||
            a->lv_off[t + 1] != b->lv_off[t + 1] || a->bloom[t] != b->bloom[t] || a->next_in_file[t] != b->next_in_file[t] ||
            a->slot_off[t + 1] != b->slot_off[t + 1];
   }

@@ -164,14 +164,14 @@ static rs_code judgments_from_qrels(const char *path, const char *shown, interne
   j->doc = rs__malloc(rs__mul(q->n_judged, sizeof *j->doc));
   j->grade = rs__malloc(rs__mul(q->n_judged, sizeof *j->grade));
   if (!j->qid || !j->off || !j->doc || !j->grade) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
-  for (size_t t = 0; t < q->n_topics; t++) {
+  for (size_t t = 0, at = 0; t < q->n_topics; t++) { /* the judgments in topic order */
     if (!(j->qid[t] = strdup(q->topic_id[t]))) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
-    j->off[t] = (int64_t)q->off[t];
-    for (size_t k = q->off[t]; k < q->off[t + 1]; k++) {
+    j->off[t] = (int64_t)at;
+    for (size_t k = q->first[t]; k < q->first[t] + q->count[t]; k++, at++) {
       int64_t d = intern(docs, q->doc[k], q->doc_len[k]);
       if (d < 0) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
-      j->doc[k] = (int32_t)d;
-      j->grade[k] = q->grade[k];
+      j->doc[at] = (int32_t)d;
+      j->grade[at] = q->grade[k];
     }
   }
   j->off[j->nq] = (int64_t)q->n_judged;

@@ -67,6 +67,7 @@ typedef struct {
   uint32_t len;
   uint32_t group; /* the group's index, in file order */
   uint64_t head;  /* the id's first 8 bytes up to its NUL, big-endian, zero-padded */
+  size_t first;   /* the group's first judgment */
 } topic_key;
 
 static uint64_t id_head(const char *id) /* id is NUL-terminated */
@@ -102,7 +103,8 @@ void rs__qrels_free(rs__qrels *q)
   free(q->path);
   free(q->topic_id);
   free(q->topic_len);
-  free(q->off);
+  free(q->first);
+  free(q->count);
   free(q->doc);
   free(q->doc_len);
   free(q->doc_tag);
@@ -139,7 +141,7 @@ static int split_fields(char *p, char *eol, char **tok, size_t *tlen)
 }
 
 /* Appends a group key; 0 on OOM. */
-static int push_key(topic_key **keys, size_t *n_keys, size_t *cap_keys, const char *id, uint32_t len)
+static int push_key(topic_key **keys, size_t *n_keys, size_t *cap_keys, const char *id, uint32_t len, size_t first)
 {
   if (*n_keys == *cap_keys) {
     size_t nc = *cap_keys ? *cap_keys * 2 : 1024;
@@ -148,7 +150,7 @@ static int push_key(topic_key **keys, size_t *n_keys, size_t *cap_keys, const ch
     *keys = nk;
     *cap_keys = nc;
   }
-  (*keys)[*n_keys] = (topic_key){id, len, (uint32_t)*n_keys, id_head(id)};
+  (*keys)[*n_keys] = (topic_key){id, len, (uint32_t)*n_keys, id_head(id), first};
   (*n_keys)++;
   return 1;
 }
@@ -157,7 +159,7 @@ static int push_key(topic_key **keys, size_t *n_keys, size_t *cap_keys, const ch
  * bloom word; one holds a topic's judgments. */
 static void index_topic(rs__qrels *q, size_t r, judgment *one)
 {
-  const size_t a = q->off[r], b = q->off[r + 1];
+  const size_t a = q->first[r], b = a + q->count[r];
   int in_order = 1;
   for (size_t i = a + 1; i < b && in_order; i++) in_order = strcmp(q->doc[i - 1], q->doc[i]) < 0;
   if (!in_order) {
@@ -228,9 +230,9 @@ static void count_share(qrels_share *sh)
 }
 
 /* Pass 1 on one share: splits its lines into fields, checks them, notes
- * its groups of lines of one qid, and writes its judgments at
- * first_judgment on.  Stops at its first failure (sh->rc). */
-static void read_share(qrels_share *sh, const char *name, rs__numbers numbers, judgment *lines, uint32_t *line_topic)
+ * its groups of lines of one qid, and writes its judgments into q's
+ * arrays at first_judgment on.  Stops at its first failure (sh->rc). */
+static void read_share(qrels_share *sh, const char *name, rs__numbers numbers, rs__qrels *q)
 {
   char *p = sh->begin, *const end = sh->end;
   size_t line_no = sh->first_line, w = sh->first_judgment;
@@ -322,14 +324,16 @@ static void read_share(qrels_share *sh, const char *name, rs__numbers numbers, j
      * topics missed the cache at each new topic, a million times at 1M
      * topics). */
     if (!(prev_qid && prev_qid_len == tlen[0] && rs__same_bytes(prev_qid, tok[0], tlen[0]))) {
-      if (sh->n_keys == UINT32_MAX || !push_key(&sh->keys, &sh->n_keys, &sh->cap_keys, tok[0], (uint32_t)tlen[0])) {
+      if (sh->n_keys == UINT32_MAX ||
+          !push_key(&sh->keys, &sh->n_keys, &sh->cap_keys, tok[0], (uint32_t)tlen[0], w)) {
         sh->rc = rs__fail(err, RS_NOMEM, "%s:%zu: out of memory", name, line_no);
         return;
       }
       prev_qid = tok[0], prev_qid_len = tlen[0];
     }
-    lines[w] = (judgment){tok[2], (uint32_t)tlen[2], (int32_t)g};
-    line_topic[w++] = (uint32_t)(sh->n_keys - 1);
+    q->doc[w] = tok[2];
+    q->doc_len[w] = (uint32_t)tlen[2];
+    q->grade[w++] = (int32_t)g;
     sh->n_positive += g > 0;
     p = next;
   }
@@ -340,8 +344,8 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
 {
   rs_code rc = RS_OK;
   rs__qrels *q = rs__calloc(1, sizeof *q);
-  judgment *lines = NULL;
-  uint32_t *line_topic = NULL, *rank_of = NULL;
+  uint32_t *rank_of = NULL;
+  size_t *group_first = NULL;
   topic_key *keys = NULL;
   int32_t *gtmp = NULL;
   size_t n_lines = 0, cap_lines = 0, n_keys = 0;
@@ -394,24 +398,27 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
     shares[c].first_judgment = c ? shares[c - 1].first_judgment + shares[c - 1].n_lines - shares[c - 1].n_comments : 0;
     shares[c].after_comment = c && shares[c].begin > q->text && line_is_comment(q->text, shares[c].begin);
   }
+  /* The judgments go straight into their final arrays, in file order
+   * (see rs__qrels.first). */
   cap_lines = shares[n_shares - 1].first_judgment + shares[n_shares - 1].n_lines + 1;
-  lines = rs__malloc(rs__mul(cap_lines, sizeof *lines));
-  line_topic = rs__malloc(rs__mul(cap_lines, sizeof *line_topic));
-  if (!lines || !line_topic) {
+  q->doc = rs__malloc(rs__mul(cap_lines, sizeof *q->doc));
+  q->doc_len = rs__malloc(rs__mul(cap_lines, sizeof *q->doc_len));
+  q->grade = rs__malloc(rs__mul(cap_lines, sizeof *q->grade));
+  if (!q->doc || !q->doc_len || !q->grade) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory for %zu lines", name, cap_lines);
     goto done;
   }
 #ifdef _OPENMP
 #pragma omp parallel for num_threads((int)n_shares) schedule(static, 1) if (n_shares > 1)
 #endif
-  for (size_t c = 0; c < n_shares; c++) read_share(&shares[c], name, numbers, lines, line_topic);
+  for (size_t c = 0; c < n_shares; c++) read_share(&shares[c], name, numbers, q);
   for (size_t c = 0; c < n_shares && !rc; c++) {
     rc = shares[c].rc;
     if (rc && err) *err = shares[c].err;
   }
   if (rc) goto done;
-  /* The shares' groups, one after another: the keys, and the lines' group
-   * indexes, which each share counted from 0. */
+  /* The shares' groups, one after another (each share counted its groups
+   * from 0; their first judgments are already the file's). */
   for (size_t c = 0; c < n_shares; c++) {
     qrels_share *sh = &shares[c];
     if (n_keys + sh->n_keys > UINT32_MAX) {
@@ -432,12 +439,20 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
         keys[n_keys + k] = sh->keys[k];
         keys[n_keys + k].group += (uint32_t)n_keys;
       }
-      for (size_t i = sh->first_judgment; i < sh->first_judgment + sh->n_judged; i++) line_topic[i] += (uint32_t)n_keys;
       n_keys += sh->n_keys;
     }
     n_lines += sh->n_judged;
     q->n_positive_lines += sh->n_positive;
   }
+
+  /* Group g's judgments are [group_first[g], group_first[g + 1]). */
+  group_first = rs__malloc(rs__mul(n_keys + 1, sizeof *group_first));
+  if (!group_first) {
+    rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
+    goto done;
+  }
+  for (size_t k = 0; k < n_keys; k++) group_first[k] = keys[k].first;
+  group_first[n_keys] = n_lines;
 
   /* Topics in strcmp order: the groups' keys sorted, equal ones (groups
    * of one topic) side by side; rank_of maps a group to its topic. */
@@ -447,20 +462,17 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
   q->n_topics = nt;
   q->topic_id = rs__malloc(rs__mul(nt, sizeof *q->topic_id));
   q->topic_len = rs__malloc(rs__mul(nt, sizeof *q->topic_len));
-  q->off = rs__calloc(nt + 1, sizeof *q->off);
+  q->first = rs__malloc(rs__mul(nt, sizeof *q->first));
+  q->count = rs__calloc(nt, sizeof *q->count);
   rank_of = rs__malloc(rs__mul(n_keys, sizeof *rank_of));
   q->n_judged = n_lines;
-  q->doc = rs__malloc(rs__mul(n_lines, sizeof *q->doc));
-  q->doc_len = rs__malloc(rs__mul(n_lines, sizeof *q->doc_len));
   q->doc_tag = rs__malloc(rs__mul(n_lines, sizeof *q->doc_tag));
-  q->grade = rs__malloc(rs__mul(n_lines, sizeof *q->grade));
   q->dup = rs__malloc(rs__mul(nt, sizeof *q->dup));
   q->slot_off = rs__calloc(nt + 1, sizeof *q->slot_off);
   q->lv_off = rs__calloc(nt + 1, sizeof *q->lv_off);
   q->tix_mask = pow2_at_least(2 * nt) - 1;
   q->tix = rs__calloc(q->tix_mask + 1, sizeof *q->tix);
-  if (!q->topic_id || !q->topic_len || !q->off || !rank_of || !q->doc || !q->doc_len || !q->doc_tag ||
-      !q->grade || !q->dup || !q->slot_off || !q->lv_off || !q->tix) {
+  if (!q->topic_id || !q->topic_len || !q->first || !q->count || !rank_of || !q->doc_tag || !q->dup || !q->slot_off || !q->lv_off || !q->tix) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory indexing %zu judgments", name, n_lines);
     goto done;
   }
@@ -489,35 +501,42 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
   }
   for (size_t g = 0; g < n_keys; g++) q->next_in_file[rank_of[g]] = g + 1 < n_keys ? rank_of[g + 1] : UINT32_MAX;
 
-  /* Stable counting sort of the judgments by topic rank, straight into the
-   * final arrays; each topic is then sorted by docno through a buffer of
-   * one topic.  (A second array of all judgments cost as much fresh memory
-   * as the lines, and first touches of memory are dear here: 1M x 100
-   * qrels, clear_page was 39% of reading them.) */
-  for (size_t i = 0; i < n_lines; i++) q->off[rank_of[line_topic[i]] + 1]++;
-  for (size_t r = 0; r < nt; r++) q->off[r + 1] += q->off[r];
-  {
+  /* Where each topic's judgments are.  A topic whose lines are all
+   * together in the file (one group) keeps them where they are: nothing
+   * is copied, and runs in the qrels' order then meet the judgments in
+   * memory order.  When any topic is split in several groups, all are
+   * gathered in topic order into new arrays (stably: a topic's groups in
+   * file order).  Each topic is then sorted by docno in place. */
+  for (size_t g = 0; g < n_keys; g++) q->count[rank_of[g]] += group_first[g + 1] - group_first[g];
+  if (n_keys == nt) {
+    for (size_t g = 0; g < n_keys; g++) q->first[rank_of[g]] = group_first[g];
+  } else {
+    const char **doc = rs__malloc(rs__mul(n_lines, sizeof *doc));
+    uint32_t *doc_len = rs__malloc(rs__mul(n_lines, sizeof *doc_len));
+    int32_t *grade = rs__malloc(rs__mul(n_lines, sizeof *grade));
     size_t *fill = rs__malloc(rs__mul(nt, sizeof *fill));
-    if (!fill) {
+    if (!doc || !doc_len || !grade || !fill) {
+      free(doc), free(doc_len), free(grade), free(fill);
       rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
       goto done;
     }
-    memcpy(fill, q->off, nt * sizeof *fill);
-    for (size_t i = 0; i < n_lines; i++) {
-      const size_t k = fill[rank_of[line_topic[i]]]++;
-      q->doc[k] = lines[i].doc;
-      q->doc_len[k] = lines[i].doc_len;
-      q->grade[k] = lines[i].grade;
+    for (size_t r = 0, at = 0; r < nt; r++) q->first[r] = fill[r] = at, at += q->count[r];
+    for (size_t g = 0; g < n_keys; g++) {
+      size_t k = fill[rank_of[g]];
+      for (size_t i = group_first[g]; i < group_first[g + 1]; i++, k++) {
+        doc[k] = q->doc[i];
+        doc_len[k] = q->doc_len[i];
+        grade[k] = q->grade[i];
+      }
+      fill[rank_of[g]] = k;
     }
     free(fill);
+    free(q->doc), free(q->doc_len), free(q->grade);
+    q->doc = doc, q->doc_len = doc_len, q->grade = grade;
   }
-  free(lines);
-  free(line_topic);
-  lines = NULL;
-  line_topic = NULL;
   size_t n_slots = 0, max_topic = 0;
   for (size_t r = 0; r < nt; r++) {
-    const size_t n = q->off[r + 1] - q->off[r];
+    const size_t n = q->count[r];
     if (n > RS_QRELS_SCAN_MAX) n_slots += pow2_at_least(2 * n);
     q->slot_off[r + 1] = n_slots;
     if (n > max_topic) max_topic = n;
@@ -567,7 +586,7 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
   }
   for (size_t r = 0, n_levels = 0; r < nt; r++) {
     size_t ng = 0;
-    for (size_t i = q->off[r]; i < q->off[r + 1]; i++)
+    for (size_t i = q->first[r]; i < q->first[r] + q->count[r]; i++)
       if (q->grade[i] >= 0) gtmp[ng++] = q->grade[i];
     sort_grades(gtmp, ng);
     for (size_t i = 0; i < ng; i++) {
@@ -583,8 +602,7 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
   *out = q;
   q = NULL;
 done:
-  free(lines);
-  free(line_topic);
+  free(group_first);
   free(keys);
   free(rank_of);
   free(gtmp);

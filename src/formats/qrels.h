@@ -21,7 +21,12 @@ typedef struct rs__qrels {
   size_t n_topics;
   const char **topic_id; /* [n_topics], strcmp order */
   uint32_t *topic_len;
-  size_t *off; /* [n_topics + 1] into the judgment arrays */
+  /* Topic t's judgments are [first[t], first[t] + count[t]) of the arrays
+   * below.  They stay in the file's order when no topic's lines are split
+   * (nearly always: nothing is copied, and a run in the qrels' order reads
+   * them in memory order), else they are gathered in topic order. */
+  size_t *first;
+  size_t *count;
 
   size_t n_judged; /* judgments (lines) */
   const char **doc;
@@ -99,13 +104,14 @@ static inline void rs__qrels_prefetch(const rs__qrels *q, size_t t, int stage)
     __builtin_prefetch(&q->topic_id[t]);
     __builtin_prefetch(&q->topic_len[t]);
     __builtin_prefetch(&q->bloom[t]);
-    __builtin_prefetch(&q->off[t]);
+    __builtin_prefetch(&q->first[t]);
+    __builtin_prefetch(&q->count[t]);
     __builtin_prefetch(&q->slot_off[t]);
     __builtin_prefetch(&q->lv_off[t]);
     __builtin_prefetch(&q->dup[t]);
     __builtin_prefetch(&q->next_in_file[t]);
   } else if (stage == 1) {
-    const size_t a = q->off[t], b = q->off[t + 1];
+    const size_t a = q->first[t], b = a + q->count[t];
     __builtin_prefetch(q->topic_id[t]);
     __builtin_prefetch(&q->slot[q->slot_off[t]]);
     __builtin_prefetch(&q->doc_tag[a]);
@@ -116,7 +122,7 @@ static inline void rs__qrels_prefetch(const rs__qrels *q, size_t t, int stage)
     __builtin_prefetch(&q->lv_grade[q->lv_off[t]]);
     __builtin_prefetch(&q->lv_count[q->lv_off[t]]);
   } else {
-    const size_t a = q->off[t], b = q->off[t + 1];
+    const size_t a = q->first[t], b = a + q->count[t];
     for (size_t j = a; j < b && j < a + RS_QRELS_SCAN_MAX; j++) __builtin_prefetch(q->doc[j]);
   }
 }
@@ -126,10 +132,10 @@ static inline int32_t rs__qrels_grade(const rs__qrels *q, size_t t, const char *
                                       uint64_t h)
 {
   if (!((q->bloom[t] >> (h >> 58)) & 1)) return INT32_MIN;
-  const size_t base = q->slot_off[t], mask = q->slot_off[t + 1] - base - 1, first = q->off[t];
+  const size_t base = q->slot_off[t], mask = q->slot_off[t + 1] - base - 1, first = q->first[t];
   const uint32_t tag = (uint32_t)(h >> 32);
   if (q->slot_off[t + 1] == base) { /* a small topic: its tags are scanned */
-    for (size_t j = first, end = q->off[t + 1]; j < end; j++)
+    for (size_t j = first, end = first + q->count[t]; j < end; j++)
       if (q->doc_tag[j] == tag && q->doc_len[j] == len && rs__same_bytes(q->doc[j], doc, len)) return q->grade[j];
     return INT32_MIN;
   }

@@ -202,7 +202,7 @@ rs_code rs__qrels_map_file(const rs__corpus *c, const char *path, int64_t **qoff
     /* topic_id[t] is the qid of the topic's first line. */
     const int64_t qi = table_find(&qt, qr->topic_id[t], qr->topic_len[t]);
     if (qi < 0 && (!bad || qr->topic_id[t] < bad)) bad = qr->topic_id[t], bad_is_doc = 0;
-    for (size_t j = qr->off[t]; j < qr->off[t + 1]; j++) {
+    for (size_t j = qr->first[t]; j < qr->first[t] + qr->count[t]; j++) {
       const int64_t di = c->has_docs ? table_find(&dt, qr->doc[j], qr->doc_len[j]) : decimal_index(qr->doc[j], qr->doc_len[j]);
       if (di < 0 && (!bad || qr->doc[j] < bad)) bad = qr->doc[j], bad_is_doc = 1;
       jq[j] = (uint32_t)(qi < 0 ? 0 : qi);

@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       const char *id = q->topic_id[t];
       size_t len = q->topic_len[t];
       if (rs__qrels_topic(q, id, len, rs__hash_bytes(id, len)) != (long)t) abort();
-      for (size_t j = q->off[t]; j < q->off[t + 1]; j++)
+      for (size_t j = q->first[t]; j < q->first[t] + q->count[t]; j++)
         if (rs__qrels_grade(q, t, q->doc[j], q->doc_len[j], rs__hash_bytes(q->doc[j], q->doc_len[j])) == INT32_MIN)
           abort();
     }
