@@ -176,3 +176,36 @@ Test(tokens, fast_score_parser_random_decimals)
     if (rs__atof_fast(buf, n, &fast)) cr_assert_eq(fast, want, "'%s' fast path: %.17g, expected %.17g", buf, fast, want);
   }
 }
+
+/* rs__atof8 answers only for 1 to 8 bytes of digits with at most one '.',
+ * and then with rs__atof_fast's double; the bytes after the token (here
+ * random) change nothing.  Seeded random tokens over an alphabet with the
+ * near misses ('/' and ':' border the digits, '.', signs, 'e', blanks). */
+Test(tokens, short_score_parser_equals_the_fast_path)
+{
+  double v;
+  cr_assert(rs__atof8("20.6393 run\n", 7, &v) && v == 20.6393, "a run score takes it");
+  cr_assert(rs__atof8("12345678", 8, &v) && v == 12345678.0);
+  cr_assert(rs__atof8("1234567.", 8, &v) && v == 1234567.0);
+  cr_assert(rs__atof8(".5      ", 2, &v) && v == 0.5);
+  cr_assert(!rs__atof8("0.1234567", 9, &v), "9 bytes: the byte loop's");
+  cr_assert(!rs__atof8("-1.5    ", 4, &v), "signs: the byte loop's");
+  cr_assert(!rs__atof8("1.2.3   ", 5, &v), "a second point");
+  cr_assert(!rs__atof8(".       ", 1, &v), "no digit");
+  cr_assert(!rs__atof8("        ", 0, &v), "empty");
+  static const char alphabet[] = "0123456789012345678901234567890123456789....../:-+e \t";
+  srand(4242);
+  char buf[16];
+  size_t answered = 0;
+  for (int it = 0; it < 2000000; it++) {
+    const size_t n = (size_t)(rand() % 9);
+    for (size_t j = 0; j < sizeof buf; j++) buf[j] = alphabet[rand() % (int)(sizeof alphabet - 1)];
+    double got = -1, want = -2;
+    if (!rs__atof8(buf, n, &got)) continue;
+    answered++;
+    cr_assert(rs__atof_fast(buf, n, &want) && got == want, "'%.*s': %.17g, the fast path %.17g", (int)n, buf, got,
+              want);
+    for (size_t j = 0; j < n; j++) cr_assert(buf[j] == '.' || (buf[j] >= '0' && buf[j] <= '9'), "'%.*s'", (int)n, buf);
+  }
+  cr_assert_gt(answered, 20000, "%zu tokens answered", answered);
+}

@@ -288,7 +288,8 @@ static void parse_slice(void *vctx, size_t i, int tid)
       }
     }
     double score;
-    if (e->numbers == RS_NUMBERS_STRICT) {
+    if (tok[4] + 8 <= e->buf_limit && rs__atof8(tok[4], tl[4], &score)) { /* the common score */
+    } else if (e->numbers == RS_NUMBERS_STRICT) {
       if (!rs__strict_atof(tok[4], tl[4], &score)) {
         s->err_off = (size_t)(line - e->buf);
         s->err_fields = 0;
