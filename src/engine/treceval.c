@@ -473,12 +473,26 @@ static void eval_ranking(engine *e, thread_state *ts, size_t t, const run_lines 
     e->visit(e->visit_ctx, t, L->doc, L->doc_len, L->score, ord, m);
     return;
   }
+  /* The join runs from the judgments into the set of ranked docs built
+   * above: a topic has a handful of judgments against a hundred or more
+   * ranked docs, and a lookup per ranked doc in the qrels was a branch the
+   * predictor missed on one doc in ten or so (1M x 100: 0.48 s). */
   int32_t *rel = ts->rel, *judged = ts->judged;
+  for (size_t i = 0; i < m; i++) rel[i] = RS_REL_UNPOOLED;
+  for (size_t j = q->first[t], end = j + q->count[t]; j < end; j++) {
+    const char *d = q->doc[j];
+    const size_t len = q->doc_len[j];
+    const uint64_t h = rs__hash_bytes(d, len);
+    for (size_t s = (size_t)h & (set_n - 1); ts->set[s]; s = (s + 1) & (set_n - 1)) {
+      const size_t i = ts->set[s] - 1, r = ord[i];
+      if (ts->hash[i] == h && L->doc_len[r] == len && rs__same_bytes(L->doc[r], d, len)) {
+        rel[i] = q->grade[j] < 0 ? RS_REL_UNJUDGED : q->grade[j];
+        break;
+      }
+    }
+  }
   size_t n_judged = 0;
   for (size_t i = 0; i < m; i++) {
-    size_t r = ord[i];
-    int32_t gr = rs__qrels_grade(q, t, L->doc[r], L->doc_len[r], ts->hash[i]);
-    rel[i] = gr == INT32_MIN ? RS_REL_UNPOOLED : gr < 0 ? RS_REL_UNJUDGED : gr;
     judged[n_judged] = (int32_t)i;
     n_judged += rel[i] >= 0;
   }
