@@ -2,9 +2,8 @@
  * tables, and the same first error, whether its line pass runs on one
  * share of the text or on several (one a thread, for texts of 2 MiB and
  * more).  The texts put comment lines, split topics and bad lines where
- * the shares meet.  Also: the docno lookup on both sides of the size
- * where topics get a table, and the topic each one's lines are followed
- * by in the file (rs__qrels.next_in_file). */
+ * the shares meet.  Also: the topic each one's lines are followed by in
+ * the file (rs__qrels.next_in_file). */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <stdarg.h>
@@ -60,11 +59,10 @@ static void expect_same_tables(const rs__qrels *a, const rs__qrels *b, int threa
   size_t bad = 0;
   for (size_t t = 0; t < a->n_topics; t++) {
     bad += strcmp(a->topic_id[t], b->topic_id[t]) != 0 || a->first[t] != b->first[t] || a->count[t] != b->count[t] || a->dup[t] != b->dup[t] ||
-           a->lv_off[t + 1] != b->lv_off[t + 1] || a->bloom[t] != b->bloom[t] || a->next_in_file[t] != b->next_in_file[t] ||
-           a->slot_off[t + 1] != b->slot_off[t + 1];
+           a->lv_off[t + 1] != b->lv_off[t + 1] || a->next_in_file[t] != b->next_in_file[t];
   }
   for (size_t j = 0; j < a->n_judged; j++)
-    bad += strcmp(a->doc[j], b->doc[j]) != 0 || a->grade[j] != b->grade[j] || a->doc_tag[j] != b->doc_tag[j];
+    bad += strcmp(a->doc[j], b->doc[j]) != 0 || a->grade[j] != b->grade[j];
   for (size_t k = 0; k < a->lv_off[a->n_topics]; k++) bad += a->lv_grade[k] != b->lv_grade[k] || a->lv_count[k] != b->lv_count[k];
   cr_expect_eq(bad, 0, "%d threads: %zu entries differ from one thread's", threads, bad);
 }
@@ -143,49 +141,6 @@ Test(qrels_read, shares_tell_the_first_error)
   read_everywhere(th_write_temp(3, "qrels.txt", u.s), msg, sizeof msg);
   cr_expect(strstr(msg, ":150001: a comment is the last line of the qrels"), "%s", msg);
   free(u.s);
-}
-
-/* Topics of 1 to 40 judgments (tables from RS_QRELS_SCAN_MAX + 1 on):
- * every judged docno gives its grade, docnos judged only in another topic
- * and never-judged ones give INT32_MIN. */
-Test(qrels_read, grades_of_scanned_and_tabled_topics)
-{
-  cr_assert_eq(RS_QRELS_SCAN_MAX, 16, "the sizes below straddle the scan limit");
-  text t = {0};
-  for (unsigned n = 1; n <= 40; n++)
-    for (unsigned k = 0; k < n; k++) put(&t, "t%02u 0 doc%u_%u %u\n", n, n, (k * 7u) % n, (k * 3u + n) % 5u);
-  rs__qrels *q = NULL;
-  rs_error err = {0};
-  cr_assert_eq(rs__qrels_read(th_write_temp(0, "qrels.txt", t.s), RS_NUMBERS_STRICT, 1, &q, &err), RS_OK, "%s",
-               err.msg);
-  free(t.s);
-  cr_assert_eq(q->n_topics, 40);
-  size_t wrong = 0, tabled = 0;
-  for (unsigned n = 1; n <= 40; n++) {
-    char id[16], doc[32];
-    snprintf(id, sizeof id, "t%02u", n);
-    const long topic = rs__qrels_topic(q, id, strlen(id), rs__hash_bytes(id, strlen(id)));
-    cr_assert_geq(topic, 0, "%s", id);
-    tabled += q->slot_off[topic + 1] > q->slot_off[topic];
-    for (unsigned k = 0; k < n; k++) {
-      const unsigned d = (k * 7u) % n;
-      snprintf(doc, sizeof doc, "doc%u_%u", n, d);
-      /* the grade written for doc d: k with (k * 7) % n == d */
-      unsigned kk = 0;
-      while ((kk * 7u) % n != d) kk++;
-      const int32_t g = rs__qrels_grade(q, (size_t)topic, doc, strlen(doc), rs__hash_bytes(doc, strlen(doc)));
-      wrong += g != (int32_t)((kk * 3u + n) % 5u);
-    }
-    for (unsigned k = 0; k < 40; k++) { /* the next topic's docnos, and docnos judged nowhere */
-      snprintf(doc, sizeof doc, "doc%u_%u", n % 40 + 1, k % (n % 40 + 1));
-      wrong += rs__qrels_grade(q, (size_t)topic, doc, strlen(doc), rs__hash_bytes(doc, strlen(doc))) != INT32_MIN;
-      snprintf(doc, sizeof doc, "nodoc%u_%u", n, k);
-      wrong += rs__qrels_grade(q, (size_t)topic, doc, strlen(doc), rs__hash_bytes(doc, strlen(doc))) != INT32_MIN;
-    }
-  }
-  cr_expect_eq(wrong, 0, "%zu lookups gave the wrong grade", wrong);
-  cr_expect_eq(tabled, 40 - RS_QRELS_SCAN_MAX, "topics with a table: %zu", tabled);
-  rs__qrels_free(q);
 }
 
 /* next_in_file follows the groups of lines in the file, not the topics'

@@ -107,11 +107,7 @@ void rs__qrels_free(rs__qrels *q)
   free(q->count);
   free(q->doc);
   free(q->doc_len);
-  free(q->doc_tag);
   free(q->grade);
-  free(q->slot_off);
-  free(q->slot);
-  free(q->bloom);
   free(q->lv_off);
   free(q->lv_grade);
   free(q->lv_count);
@@ -155,37 +151,27 @@ static int push_key(topic_key **keys, size_t *n_keys, size_t *cap_keys, const ch
   return 1;
 }
 
-/* Topic r's judgments [a, b) in docno order, its duplicate, docno table and
- * bloom word; one holds a topic's judgments. */
+/* Topic r's judgments in docno order, and its first duplicate; one holds
+ * a topic's judgments. */
 static void index_topic(rs__qrels *q, size_t r, judgment *one)
 {
   const size_t a = q->first[r], b = a + q->count[r];
+  q->dup[r] = SIZE_MAX;
   int in_order = 1;
   for (size_t i = a + 1; i < b && in_order; i++) in_order = strcmp(q->doc[i - 1], q->doc[i]) < 0;
-  if (!in_order) {
-    for (size_t i = a; i < b; i++) one[i - a] = (judgment){q->doc[i], q->doc_len[i], q->grade[i]};
-    sort_judgments(one, b - a);
-    for (size_t i = a; i < b; i++) {
-      q->doc[i] = one[i - a].doc;
-      q->doc_len[i] = one[i - a].doc_len;
-      q->grade[i] = one[i - a].grade;
-    }
-  }
-  q->dup[r] = SIZE_MAX;
-  const size_t base = q->slot_off[r], mask = q->slot_off[r + 1] - base - 1;
-  const int has_table = q->slot_off[r + 1] > base;
-  uint64_t bloom = 0;
+  if (in_order) return; /* strictly ascending: no docno twice */
+  for (size_t i = a; i < b; i++) one[i - a] = (judgment){q->doc[i], q->doc_len[i], q->grade[i]};
+  sort_judgments(one, b - a);
   for (size_t i = a; i < b; i++) {
-    if (i > a && q->dup[r] == SIZE_MAX && strcmp(q->doc[i], q->doc[i - 1]) == 0) q->dup[r] = i;
-    const uint64_t h = rs__hash_bytes(q->doc[i], q->doc_len[i]);
-    q->doc_tag[i] = (uint32_t)(h >> 32);
-    bloom |= 1ull << (h >> 58);
-    if (!has_table) continue;
-    size_t s = (size_t)h & mask;
-    while (q->slot[base + s]) s = (s + 1) & mask;
-    q->slot[base + s] = (uint32_t)(i - a + 1);
+    q->doc[i] = one[i - a].doc;
+    q->doc_len[i] = one[i - a].doc_len;
+    q->grade[i] = one[i - a].grade;
   }
-  q->bloom[r] = bloom;
+  for (size_t i = a + 1; i < b; i++)
+    if (strcmp(q->doc[i], q->doc[i - 1]) == 0) {
+      q->dup[r] = i;
+      return;
+    }
 }
 
 enum { SHARE_MIN = 1 << 20, MAX_SHARES = 64 };
@@ -466,13 +452,11 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
   q->count = rs__calloc(nt, sizeof *q->count);
   rank_of = rs__malloc(rs__mul(n_keys, sizeof *rank_of));
   q->n_judged = n_lines;
-  q->doc_tag = rs__malloc(rs__mul(n_lines, sizeof *q->doc_tag));
   q->dup = rs__malloc(rs__mul(nt, sizeof *q->dup));
-  q->slot_off = rs__calloc(nt + 1, sizeof *q->slot_off);
   q->lv_off = rs__calloc(nt + 1, sizeof *q->lv_off);
   q->tix_mask = pow2_at_least(2 * nt) - 1;
   q->tix = rs__calloc(q->tix_mask + 1, sizeof *q->tix);
-  if (!q->topic_id || !q->topic_len || !q->first || !q->count || !rank_of || !q->doc_tag || !q->dup || !q->slot_off || !q->lv_off || !q->tix) {
+  if (!q->topic_id || !q->topic_len || !q->first || !q->count || !rank_of || !q->dup || !q->lv_off || !q->tix) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory indexing %zu judgments", name, n_lines);
     goto done;
   }
@@ -534,22 +518,12 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
     free(q->doc), free(q->doc_len), free(q->grade);
     q->doc = doc, q->doc_len = doc_len, q->grade = grade;
   }
-  size_t n_slots = 0, max_topic = 0;
-  for (size_t r = 0; r < nt; r++) {
-    const size_t n = q->count[r];
-    if (n > RS_QRELS_SCAN_MAX) n_slots += pow2_at_least(2 * n);
-    q->slot_off[r + 1] = n_slots;
-    if (n > max_topic) max_topic = n;
-  }
+  size_t max_topic = 0;
+  for (size_t r = 0; r < nt; r++)
+    if (q->count[r] > max_topic) max_topic = q->count[r];
 
-  /* Per topic, on all threads: docno order, duplicates, docno tables
-   * (each topic writes only its own ranges). */
-  q->slot = rs__calloc(n_slots, sizeof *q->slot);
-  q->bloom = rs__calloc(nt, sizeof *q->bloom);
-  if (!q->slot || !q->bloom) {
-    rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
-    goto done;
-  }
+  /* Per topic, on all threads: docno order and duplicates (each topic
+   * writes only its own range). */
   int nomem = 0;
   if (threads < 1 || nt < 4096) threads = 1;
 #ifdef _OPENMP

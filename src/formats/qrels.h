@@ -1,10 +1,10 @@
 /* qrels.h: TREC qrels in memory, grouped by topic (internal layout).
  *
  * Topics are sorted by strcmp of their ids (trec_eval's evaluation and
- * output order).  Within a topic the judgments are sorted by docno, and a
- * small open-addressing table per topic maps a docno to its judgment, so a
- * ranked list is joined against the qrels in one hash probe per document.
- * After rs__qrels_parse returns, the structure is read-only and may be
+ * output order).  Within a topic the judgments are sorted by docno; a
+ * ranking is joined with them from the judgments' side (a topic holds a
+ * handful, its ranking a hundred or more docs: see eval_ranking in
+ * engine/treceval.c).  After rs__qrels_read returns, the structure is read-only and may be
  * shared by any number of threads. */
 #ifndef RAGSWEEP_QRELS_H
 #define RAGSWEEP_QRELS_H
@@ -31,21 +31,7 @@ typedef struct rs__qrels {
   size_t n_judged; /* judgments (lines) */
   const char **doc;
   uint32_t *doc_len;
-  uint32_t *doc_tag; /* high 32 bits of the docno hash */
   int32_t *grade;
-
-  /* Per-topic docno tables: slot_off[t] .. slot_off[t+1] (a power of two),
-   * each slot 0 (empty) or 1 + the judgment's index within its topic.  A
-   * topic of at most RS_QRELS_SCAN_MAX judgments has none (an empty range):
-   * its tags are scanned, which costs no more than a probe, and a million
-   * small topics would otherwise hold 64 MB of tables. */
-  size_t *slot_off;
-  uint32_t *slot;
-  /* Per topic, bit (h >> 58) set for the hash h of each of its docnos: most
-   * ranked docs are not judged (generated 10k x 100 run: 97%), and one bit
-   * test turns them away without a probe whose outcome the branch predictor
-   * cannot guess (1M x 100: the probe was 20% of the ranking work). */
-  uint64_t *bloom;
 
   /* Distinct non-negative grades per topic, ascending, with their counts. */
   size_t *lv_off;
@@ -67,7 +53,6 @@ typedef struct rs__qrels {
   uint32_t *next_in_file;
 } rs__qrels;
 
-enum { RS_QRELS_SCAN_MAX = 16 };
 
 /* How the numbers of TREC text are read.  trec_eval reads a grade with
  * atol and a score with atof, so "abc" is 0 and "2.9" is 2 without a word
@@ -78,7 +63,7 @@ enum { RS_QRELS_SCAN_MAX = 16 };
 typedef enum { RS_NUMBERS_AS_TREC_EVAL = 0, RS_NUMBERS_STRICT = 1 } rs__numbers;
 
 /* Parses qrels text from path ("-" = stdin; gzip detected by magic).  The
- * per-topic tables are built on up to threads threads (< 2: one); the
+ * topics are indexed on up to threads threads (< 2: one); the
  * result does not depend on it. */
 rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__qrels **out, rs_error *err);
 void rs__qrels_free(rs__qrels *q);
@@ -103,18 +88,14 @@ static inline void rs__qrels_prefetch(const rs__qrels *q, size_t t, int stage)
   if (stage == 0) {
     __builtin_prefetch(&q->topic_id[t]);
     __builtin_prefetch(&q->topic_len[t]);
-    __builtin_prefetch(&q->bloom[t]);
     __builtin_prefetch(&q->first[t]);
     __builtin_prefetch(&q->count[t]);
-    __builtin_prefetch(&q->slot_off[t]);
     __builtin_prefetch(&q->lv_off[t]);
     __builtin_prefetch(&q->dup[t]);
     __builtin_prefetch(&q->next_in_file[t]);
   } else if (stage == 1) {
     const size_t a = q->first[t], b = a + q->count[t];
     __builtin_prefetch(q->topic_id[t]);
-    __builtin_prefetch(&q->slot[q->slot_off[t]]);
-    __builtin_prefetch(&q->doc_tag[a]);
     __builtin_prefetch(&q->doc_len[a]);
     __builtin_prefetch(&q->grade[a]);
     __builtin_prefetch(&q->doc[a]);
@@ -123,28 +104,7 @@ static inline void rs__qrels_prefetch(const rs__qrels *q, size_t t, int stage)
     __builtin_prefetch(&q->lv_count[q->lv_off[t]]);
   } else {
     const size_t a = q->first[t], b = a + q->count[t];
-    for (size_t j = a; j < b && j < a + RS_QRELS_SCAN_MAX; j++) __builtin_prefetch(q->doc[j]);
-  }
-}
-
-/* Grade of docno in topic t, or INT32_MIN when it is not judged there. */
-static inline int32_t rs__qrels_grade(const rs__qrels *q, size_t t, const char *doc, size_t len,
-                                      uint64_t h)
-{
-  if (!((q->bloom[t] >> (h >> 58)) & 1)) return INT32_MIN;
-  const size_t base = q->slot_off[t], mask = q->slot_off[t + 1] - base - 1, first = q->first[t];
-  const uint32_t tag = (uint32_t)(h >> 32);
-  if (q->slot_off[t + 1] == base) { /* a small topic: its tags are scanned */
-    for (size_t j = first, end = first + q->count[t]; j < end; j++)
-      if (q->doc_tag[j] == tag && q->doc_len[j] == len && rs__same_bytes(q->doc[j], doc, len)) return q->grade[j];
-    return INT32_MIN;
-  }
-  for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
-    uint32_t s = q->slot[base + i];
-    if (!s) return INT32_MIN;
-    size_t j = first + s - 1;
-    if (q->doc_tag[j] == tag && q->doc_len[j] == len && rs__same_bytes(q->doc[j], doc, len))
-      return q->grade[j];
+    for (size_t j = a; j < b && j < a + 16; j++) __builtin_prefetch(q->doc[j]);
   }
 }
 

@@ -1,6 +1,7 @@
 /* fuzz_qrels: TREC qrels text (plain or gzip, detected by magic) through
- * rs__qrels_read; every topic and judgment it stored must then be found
- * again through its hash tables (a lookup that misses is a parser bug).
+ * rs__qrels_read; every topic it stored must then be found again through
+ * its id table, and each topic's judgments must lie in the arrays in
+ * docno order, equal docnos only where a duplicate is noted.
  * The strict reading (ragsweep's commands) must accept only what
  * trec_eval's reading accepts, with the same judgments. */
 #include "fuzz.h"
@@ -17,8 +18,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       const char *id = q->topic_id[t];
       size_t len = q->topic_len[t];
       if (rs__qrels_topic(q, id, len, rs__hash_bytes(id, len)) != (long)t) abort();
-      for (size_t j = q->first[t]; j < q->first[t] + q->count[t]; j++)
-        if (rs__qrels_grade(q, t, q->doc[j], q->doc_len[j], rs__hash_bytes(q->doc[j], q->doc_len[j])) == INT32_MIN)
+      if (q->count[t] == 0 || q->first[t] + q->count[t] > q->n_judged) abort();
+      for (size_t j = q->first[t] + 1; j < q->first[t] + q->count[t]; j++) /* docno order; equal only as the dup */
+        if (strcmp(q->doc[j - 1], q->doc[j]) > 0 || (strcmp(q->doc[j - 1], q->doc[j]) == 0 && q->dup[t] == SIZE_MAX))
           abort();
     }
   } else if (err.msg[0] == '\0') {
