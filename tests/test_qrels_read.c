@@ -162,3 +162,54 @@ Test(qrels_read, next_topic_in_file_order)
   cr_expect_eq(q->next_in_file[3], UINT32_MAX, "q3 ends the file");
   rs__qrels_free(q);
 }
+
+/* Topic ids of 1 to 20 bytes over an alphabet with bytes above 0x7f, many
+ * sharing their first 8 bytes (runs of one head longer and shorter than
+ * 16), each in one to three groups of lines: the topics come out in
+ * strcmp order, once each, named by their first line in the file. */
+Test(qrels_read, topics_in_strcmp_order_named_by_their_first_line)
+{
+  enum { N_IDS = 3000 };
+  static char ids[N_IDS][24];
+  static const char alphabet[] = "ab_09\x80\xff";
+  unsigned seed = 99;
+  for (int i = 0; i < N_IDS; i++) {
+    const int len = 1 + (int)(rand_r(&seed) % 20);
+    char head[16]; /* i % 3: 0 random, 1 one of 200 heads (runs of a few), 2 one head (a run of ~1000) */
+    snprintf(head, sizeof head, i % 3 == 1 ? "p%03dabcd" : "qrelsqre", (i / 3) % 200);
+    for (int j = 0; j < len; j++)
+      ids[i][j] = i % 3 && j < 8 ? head[j] : alphabet[rand_r(&seed) % (sizeof alphabet - 1)];
+    ids[i][len] = '\0';
+  }
+  text t = {0};
+  for (int pass = 0; pass < 3; pass++)
+    for (int i = 0; i < N_IDS; i++)
+      if (pass == 0 || rand_r(&seed) % 4 == 0) put(&t, "%s 0 d%d_%d 1\n", ids[i], pass, i);
+  rs__qrels *q = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__qrels_read(th_write_temp(0, "qrels.txt", t.s), RS_NUMBERS_STRICT, 1, &q, &err), RS_OK, "%s",
+               err.msg);
+  size_t distinct = 0;
+  for (int i = 0; i < N_IDS; i++) {
+    int seen = 0;
+    for (int k = 0; k < i && !seen; k++) seen = strcmp(ids[k], ids[i]) == 0;
+    distinct += !seen;
+  }
+  cr_assert_eq(q->n_topics, distinct);
+  size_t bad_order = 0, bad_name = 0;
+  for (size_t r = 0; r < q->n_topics; r++) {
+    bad_order += r > 0 && strcmp(q->topic_id[r - 1], q->topic_id[r]) >= 0;
+    /* its first line: the lowest of its judgments' docnos, whose line is
+     * "<id>\0" "0 " "<docno>..." (the reader ends each token with a NUL) */
+    const char *first_doc = NULL;
+    for (size_t j = q->first[r]; j < q->first[r] + q->count[r]; j++)
+      if (!first_doc || q->doc[j] < first_doc) first_doc = q->doc[j];
+    cr_assert(first_doc);
+    const char *first = first_doc - 3 - strlen(q->topic_id[r]);
+    bad_name += first != q->topic_id[r];
+  }
+  cr_expect_eq(bad_order, 0, "%zu topics out of strcmp order", bad_order);
+  cr_expect_eq(bad_name, 0, "%zu topics not named by their first line", bad_name);
+  free(t.s);
+  rs__qrels_free(q);
+}
