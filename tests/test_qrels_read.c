@@ -213,3 +213,72 @@ Test(qrels_read, topics_in_strcmp_order_named_by_their_first_line)
   free(t.s);
   rs__qrels_free(q);
 }
+
+/* Within each topic the docnos come out in strcmp order (compared on their
+ * first 8 bytes as one number, then the rest), and the first duplicate is
+ * noted: docnos of 1 to 14 bytes over an alphabet with bytes above 0x7f,
+ * many sharing 8 bytes, some repeated, in topics of 1 to 40 lines. */
+Test(qrels_read, docnos_in_strcmp_order_and_the_first_duplicate)
+{
+  static const char alphabet[] = "az09_\x80\xff";
+  unsigned seed = 5;
+  text t = {0};
+  for (unsigned topic = 0; topic < 400; topic++) {
+    const unsigned n = 1 + rand_r(&seed) % 40;
+    char docs[40][16];
+    for (unsigned k = 0; k < n; k++) {
+      if (k > 0 && rand_r(&seed) % 50 == 0) { /* a repeat */
+        memcpy(docs[k], docs[rand_r(&seed) % k], sizeof docs[k]);
+      } else {
+        const unsigned len = 1 + rand_r(&seed) % 14;
+        for (unsigned j = 0; j < len; j++)
+          docs[k][j] = j < 8 && topic % 2 ? "sharedhd"[j] : alphabet[rand_r(&seed) % (sizeof alphabet - 1)];
+        docs[k][len] = '\0';
+      }
+      put(&t, "t%u 0 %s %u\n", topic, docs[k], k % 3);
+    }
+  }
+  rs__qrels *q = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__qrels_read(th_write_temp(0, "qrels.txt", t.s), RS_NUMBERS_AS_TREC_EVAL, 1, &q, &err), RS_OK, "%s",
+               err.msg);
+  free(t.s);
+  cr_assert_eq(q->n_topics, 400);
+  size_t bad = 0, dups = 0;
+  for (size_t r = 0; r < q->n_topics; r++) {
+    size_t want_dup = SIZE_MAX;
+    for (size_t j = q->first[r] + 1; j < q->first[r] + q->count[r]; j++) {
+      const int c = strcmp(q->doc[j - 1], q->doc[j]);
+      bad += c > 0;
+      if (c == 0 && want_dup == SIZE_MAX) want_dup = j;
+    }
+    bad += q->dup[r] != want_dup;
+    dups += want_dup != SIZE_MAX;
+  }
+  cr_expect_eq(bad, 0, "%zu docnos out of order or duplicates missed", bad);
+  cr_expect_gt(dups, 10, "%zu topics with a repeated docno", dups);
+}
+
+/* A NUL inside a docno token (not white space, so part of the token) ends
+ * the docno for trec_eval's strcmp: "ab\0zz" and "ab\0yy" are one docno,
+ * a duplicate, and so are "abcdefgh\0x" and "abcdefgh". */
+Test(qrels_read, a_nul_inside_a_docno_ends_it)
+{
+  static const char lines[][32] = {"t1 0 ab\0zz 1\n", "t1 0 ab\0yy 1\n", "t2 0 abcdefgh\0x 1\n", "t2 0 abcdefgh 0\n",
+                                   "t3 0 ab\0zz 1\n", "t3 0 abc 1\n"};
+  static const size_t lens[] = {13, 13, 18, 16, 13, 11};
+  const char *path = th_write_temp(0, "qrels.txt", "");
+  FILE *f = fopen(path, "wb");
+  cr_assert(f);
+  for (size_t i = 0; i < sizeof lens / sizeof *lens; i++) cr_assert_eq(fwrite(lines[i], 1, lens[i], f), lens[i]);
+  cr_assert_eq(fclose(f), 0);
+  rs__qrels *q = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__qrels_read(path, RS_NUMBERS_AS_TREC_EVAL, 1, &q, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(q->n_topics, 3);
+  cr_expect_neq(q->dup[0], SIZE_MAX, "t1: ab twice");
+  cr_expect_neq(q->dup[1], SIZE_MAX, "t2: abcdefgh twice");
+  cr_expect_eq(q->dup[2], SIZE_MAX, "t3: ab and abc differ");
+  cr_expect_str_eq(q->doc[q->first[2]], "ab", "t3: ab before abc");
+  rs__qrels_free(q);
+}
