@@ -59,11 +59,13 @@ static void expect_same_tables(const rs__qrels *a, const rs__qrels *b, int threa
   size_t bad = 0;
   for (size_t t = 0; t < a->n_topics; t++) {
     bad += strcmp(a->topic_id[t], b->topic_id[t]) != 0 || a->first[t] != b->first[t] || a->count[t] != b->count[t] || a->dup[t] != b->dup[t] ||
-           a->lv_off[t + 1] != b->lv_off[t + 1] || a->next_in_file[t] != b->next_in_file[t];
+           a->lv_n[t] != b->lv_n[t] || a->next_in_file[t] != b->next_in_file[t];
+    for (size_t k = a->first[t]; k < a->first[t] + a->lv_n[t]; k++)
+      bad += a->lv_grade[k] != b->lv_grade[k] || a->lv_count[k] != b->lv_count[k];
   }
   for (size_t j = 0; j < a->n_judged; j++)
     bad += strcmp(a->doc[j], b->doc[j]) != 0 || a->grade[j] != b->grade[j];
-  for (size_t k = 0; k < a->lv_off[a->n_topics]; k++) bad += a->lv_grade[k] != b->lv_grade[k] || a->lv_count[k] != b->lv_count[k];
+  bad += a->max_lv_n != b->max_lv_n || a->max_grade != b->max_grade;
   cr_expect_eq(bad, 0, "%d threads: %zu entries differ from one thread's", threads, bad);
 }
 
@@ -215,8 +217,8 @@ Test(qrels_read, topics_in_strcmp_order_named_by_their_first_line)
 }
 
 /* Within each topic the docnos come out in strcmp order (compared on their
- * first 8 bytes as one number, then the rest), and the first duplicate is
- * noted: docnos of 1 to 14 bytes over an alphabet with bytes above 0x7f,
+ * first 8 bytes as one number, then the rest), the first duplicate is
+ * noted, and the grade levels are counted: docnos of 1 to 14 bytes over an alphabet with bytes above 0x7f,
  * many sharing 8 bytes, some repeated, in topics of 1 to 40 lines. */
 Test(qrels_read, docnos_in_strcmp_order_and_the_first_duplicate)
 {
@@ -254,7 +256,19 @@ Test(qrels_read, docnos_in_strcmp_order_and_the_first_duplicate)
     }
     bad += q->dup[r] != want_dup;
     dups += want_dup != SIZE_MAX;
+    /* its grade levels: grades 0..2 counted by hand */
+    size_t count[3] = {0, 0, 0}, n_levels = 0;
+    for (size_t j = q->first[r]; j < q->first[r] + q->count[r]; j++) count[q->grade[j]]++;
+    for (int g = 0; g < 3; g++) {
+      if (!count[g]) continue;
+      bad += n_levels >= q->lv_n[r] || q->lv_grade[q->first[r] + n_levels] != g ||
+             q->lv_count[q->first[r] + n_levels] != count[g];
+      n_levels++;
+    }
+    bad += q->lv_n[r] != n_levels;
   }
+  cr_expect_eq(q->max_grade, 2);
+  cr_expect_eq(q->max_lv_n, 3);
   cr_expect_eq(bad, 0, "%zu docnos out of order or duplicates missed", bad);
   cr_expect_gt(dups, 10, "%zu topics with a repeated docno", dups);
 }

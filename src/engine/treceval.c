@@ -397,8 +397,8 @@ static void note_topic_error(thread_state *ts, int32_t topic, const char *doc, s
 
 static rs_levels topic_levels(const rs__qrels *q, size_t t)
 {
-  size_t a = q->lv_off[t];
-  return (rs_levels){q->lv_grade + a, q->lv_count + a, q->lv_off[t + 1] - a};
+  const size_t a = q->first[t];
+  return (rs_levels){q->lv_grade + a, q->lv_count + a, q->lv_n[t]};
 }
 
 /* Evaluates a ranking already turned into relevance values, with
@@ -1009,12 +1009,7 @@ static void topic_failed(rs_te_result *res, size_t t, rs_code code, const char *
  * (a topic with grades in the millions still evaluates; see gain.c). */
 static size_t max_levels_of(const rs__qrels *q)
 {
-  size_t range = 1, distinct = 1;
-  for (size_t t = 0; t < q->n_topics; t++) {
-    size_t a = q->lv_off[t], b = q->lv_off[t + 1];
-    if (b - a > distinct) distinct = b - a;
-    if (b > a && (size_t)q->lv_grade[b - 1] + 1 > range) range = (size_t)q->lv_grade[b - 1] + 1;
-  }
+  size_t range = q->max_grade >= 0 ? (size_t)q->max_grade + 1 : 1, distinct = q->max_lv_n > 1 ? q->max_lv_n : 1;
   if (range > ((size_t)1 << 16)) range = (size_t)1 << 16;
   return range > distinct ? range : distinct;
 }

@@ -202,7 +202,7 @@ void rs__qrels_free(rs__qrels *q)
   free(q->doc);
   free(q->doc_len);
   free(q->grade);
-  free(q->lv_off);
+  free(q->lv_n);
   free(q->lv_grade);
   free(q->lv_count);
   free(q->dup);
@@ -267,6 +267,25 @@ static void index_topic(rs__qrels *q, size_t r, judgment *one)
       q->dup[r] = a + i;
       return;
     }
+}
+
+/* Topic r's distinct grades >= 0, ascending, with their counts, at
+ * first[r] in the level arrays; grades holds a topic's grades. */
+static void topic_levels(rs__qrels *q, size_t r, int32_t *grades)
+{
+  const size_t a = q->first[r];
+  size_t ng = 0, n = 0;
+  for (size_t i = a; i < a + q->count[r]; i++)
+    if (q->grade[i] >= 0) grades[ng++] = q->grade[i];
+  sort_grades(grades, ng);
+  for (size_t i = 0; i < ng; i++) {
+    if (i == 0 || grades[i] != grades[i - 1]) {
+      q->lv_grade[a + n] = grades[i];
+      q->lv_count[a + n++] = 0;
+    }
+    q->lv_count[a + n - 1]++;
+  }
+  q->lv_n[r] = (uint32_t)n;
 }
 
 enum { SHARE_MIN = 1 << 20, MAX_SHARES = 64 };
@@ -428,7 +447,6 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
   uint32_t *rank_of = NULL;
   size_t *group_first = NULL;
   topic_key *keys = NULL;
-  int32_t *gtmp = NULL;
   size_t n_lines = 0, cap_lines = 0, n_keys = 0;
   qrels_share shares[MAX_SHARES];
   size_t n_shares = 0;
@@ -560,10 +578,10 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
   rank_of = rs__malloc(rs__mul(n_keys, sizeof *rank_of));
   q->n_judged = n_lines;
   q->dup = rs__malloc(rs__mul(nt, sizeof *q->dup));
-  q->lv_off = rs__calloc(nt + 1, sizeof *q->lv_off);
+  q->lv_n = rs__calloc(nt, sizeof *q->lv_n);
   q->tix_mask = pow2_at_least(2 * nt) - 1;
   q->tix = rs__calloc(q->tix_mask + 1, sizeof *q->tix);
-  if (!q->topic_id || !q->topic_len || !q->first || !q->count || !rank_of || !q->dup || !q->lv_off || !q->tix) {
+  if (!q->topic_id || !q->topic_len || !q->first || !q->count || !rank_of || !q->dup || !q->lv_n || !q->tix) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory indexing %zu judgments", name, n_lines);
     goto done;
   }
@@ -629,16 +647,27 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
   for (size_t r = 0; r < nt; r++)
     if (q->count[r] > max_topic) max_topic = q->count[r];
 
-  /* Per topic, on all threads: docno order and duplicates (each topic
-   * writes only its own range). */
+  /* Per topic, on all threads: docno order, duplicates and grade levels
+   * (each topic writes only its own ranges; its levels, at most one per
+   * judgment, go at first[t] in the level arrays). */
+  q->lv_grade = rs__malloc(rs__mul(n_lines, sizeof *q->lv_grade));
+  q->lv_count = rs__malloc(rs__mul(n_lines, sizeof *q->lv_count));
+  if (!q->lv_grade || !q->lv_count) {
+    rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
+    goto done;
+  }
   int nomem = 0;
+  uint32_t max_lv_n = 0;
+  int32_t max_grade = -1;
   if (threads < 1 || nt < 4096) threads = 1;
 #ifdef _OPENMP
-#pragma omp parallel num_threads(threads) default(none) shared(q, nt, max_topic, nomem)
+#pragma omp parallel num_threads(threads) default(none) shared(q, nt, max_topic, nomem) \
+    reduction(max : max_lv_n, max_grade)
 #endif
   {
     judgment *one = rs__malloc(rs__mul(max_topic, sizeof *one));
-    if (!one) {
+    int32_t *grades = rs__malloc(rs__mul(max_topic, sizeof *grades));
+    if (!one || !grades) {
 #ifdef _OPENMP
 #pragma omp atomic write
 #endif
@@ -648,37 +677,22 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
 #pragma omp for schedule(static)
 #endif
     for (size_t r = 0; r < nt; r++)
-      if (one) index_topic(q, r, one);
+      if (one && grades) {
+        index_topic(q, r, one);
+        topic_levels(q, r, grades);
+        const uint32_t n = q->lv_n[r];
+        if (n > max_lv_n) max_lv_n = n;
+        if (n && q->lv_grade[q->first[r] + n - 1] > max_grade) max_grade = q->lv_grade[q->first[r] + n - 1];
+      }
     free(one);
+    free(grades);
   }
   if (nomem) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
     goto done;
   }
-
-  /* Each topic's distinct grade levels, packed in topic order (the arrays
-   * are sized for the worst case; untouched pages cost no memory). */
-  gtmp = rs__malloc(rs__mul(max_topic, sizeof *gtmp));
-  q->lv_grade = rs__malloc(rs__mul(n_lines, sizeof *q->lv_grade));
-  q->lv_count = rs__malloc(rs__mul(n_lines, sizeof *q->lv_count));
-  if (!gtmp || !q->lv_grade || !q->lv_count) {
-    rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
-    goto done;
-  }
-  for (size_t r = 0, n_levels = 0; r < nt; r++) {
-    size_t ng = 0;
-    for (size_t i = q->first[r]; i < q->first[r] + q->count[r]; i++)
-      if (q->grade[i] >= 0) gtmp[ng++] = q->grade[i];
-    sort_grades(gtmp, ng);
-    for (size_t i = 0; i < ng; i++) {
-      if (i == 0 || gtmp[i] != gtmp[i - 1]) {
-        q->lv_grade[n_levels] = gtmp[i];
-        q->lv_count[n_levels++] = 0;
-      }
-      q->lv_count[n_levels - 1]++;
-    }
-    q->lv_off[r + 1] = n_levels;
-  }
+  q->max_lv_n = max_lv_n;
+  q->max_grade = max_grade;
 
   *out = q;
   q = NULL;
@@ -686,7 +700,6 @@ done:
   free(group_first);
   free(keys);
   free(rank_of);
-  free(gtmp);
   for (size_t c = 0; c < n_shares; c++) free(shares[c].keys);
   rs__qrels_free(q);
   return rc;

@@ -33,10 +33,14 @@ typedef struct rs__qrels {
   uint32_t *doc_len;
   int32_t *grade;
 
-  /* Distinct non-negative grades per topic, ascending, with their counts. */
-  size_t *lv_off;
+  /* Topic t's distinct non-negative grades, ascending, with their counts:
+   * lv_n[t] of them at first[t] in lv_grade and lv_count (a topic has at
+   * most one per judgment, so the ranges of the judgments serve). */
+  uint32_t *lv_n;
   int32_t *lv_grade;
   uint32_t *lv_count;
+  uint32_t max_lv_n; /* the most levels a topic has */
+  int32_t max_grade; /* the highest grade (-1: none >= 0) */
 
   /* First duplicate docno per topic (index into doc[]), or SIZE_MAX. */
   size_t *dup;
@@ -90,7 +94,7 @@ static inline void rs__qrels_prefetch(const rs__qrels *q, size_t t, int stage)
     __builtin_prefetch(&q->topic_len[t]);
     __builtin_prefetch(&q->first[t]);
     __builtin_prefetch(&q->count[t]);
-    __builtin_prefetch(&q->lv_off[t]);
+    __builtin_prefetch(&q->lv_n[t]);
     __builtin_prefetch(&q->dup[t]);
     __builtin_prefetch(&q->next_in_file[t]);
   } else if (stage == 1) {
@@ -100,8 +104,8 @@ static inline void rs__qrels_prefetch(const rs__qrels *q, size_t t, int stage)
     __builtin_prefetch(&q->grade[a]);
     __builtin_prefetch(&q->doc[a]);
     if (b - a > 8) __builtin_prefetch(&q->doc[a + 8]);
-    __builtin_prefetch(&q->lv_grade[q->lv_off[t]]);
-    __builtin_prefetch(&q->lv_count[q->lv_off[t]]);
+    __builtin_prefetch(&q->lv_grade[a]);
+    __builtin_prefetch(&q->lv_count[a]);
   } else {
     const size_t a = q->first[t], b = a + q->count[t];
     for (size_t j = a; j < b && j < a + 16; j++) __builtin_prefetch(q->doc[j]);
