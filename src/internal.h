@@ -50,6 +50,23 @@ void *rs__malloc_lines(size_t size);
 size_t rs__mul(size_t n, size_t size);
 
 /* 64-bit hash of a byte string (for interning ids; not cryptographic). */
+/* s[0, n), n < 8, as a little-endian word: two overlapping 4-byte loads
+ * inside s from 4 bytes on, else a byte loop (the definition). */
+static inline uint64_t rs__load_short_le(const char *s, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (n >= 4) {
+    uint32_t lo, hi;
+    __builtin_memcpy(&lo, s, 4);
+    __builtin_memcpy(&hi, s + n - 4, 4);
+    return (uint64_t)lo | (uint64_t)hi << (8 * (n - 4));
+  }
+#endif
+  uint64_t w = 0;
+  for (size_t i = 0; i < n; i++) w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+  return w;
+}
+
 static inline uint64_t rs__hash_bytes(const char *s, size_t n)
 {
   /* FNV-1a over 8-byte words with a final avalanche: fast on short ids. */
@@ -64,26 +81,15 @@ static inline uint64_t rs__hash_bytes(const char *s, size_t n)
   /* The last n - i (< 8) bytes as a little-endian word.  A byte loop ran
    * once or twice on a 9- or 10-byte docno and mispredicted as the lengths
    * alternated; overlapping loads that stay inside s give the same word. */
-  uint64_t tail = 0;
-  const size_t rest = n - i;
+  uint64_t tail;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (n >= 8) {
-    if (rest) {
-      uint64_t w;
-      __builtin_memcpy(&w, s + n - 8, 8);
-      tail = w >> (8 * (8 - rest));
-    }
-  } else if (n >= 4) {
-    uint32_t lo, hi;
-    __builtin_memcpy(&lo, s, 4);
-    __builtin_memcpy(&hi, s + n - 4, 4);
-    tail = (uint64_t)lo | (uint64_t)hi << (8 * (n - 4));
+  if (n >= 8) { /* the last 8 bytes, shifted */
+    uint64_t w;
+    __builtin_memcpy(&w, s + n - 8, 8);
+    tail = n > i ? w >> (8 * (8 - (n - i))) : 0;
   } else
 #endif
-  {
-    for (size_t j = 0; i < n; i++, j += 8) tail |= (uint64_t)(unsigned char)s[i] << j;
-  }
-  (void)rest;
+    tail = rs__load_short_le(s + i, n - i);
   h = (h ^ tail) * 0x100000001b3ull;
   h ^= h >> 32;
   h *= 0xd6e8feb86659fd93ull;

@@ -422,6 +422,20 @@ static void finish_topic(engine *e, thread_state *ts, size_t t, int32_t *rel, si
                         res->relstrings ? res->relstrings + t * res->relstring_stride : NULL);
 }
 
+/* The slot of ts->set (set_n slots) holding the ranked doc d of len bytes
+ * and hash h, else the empty slot where it would go.  The set holds
+ * 1 + the rank of each doc put in, whose hash is in ts->hash. */
+static size_t ranked_slot(const thread_state *ts, const run_lines *L, const uint32_t *ord, size_t set_n, uint64_t h,
+                          const char *d, size_t len)
+{
+  size_t s = (size_t)h & (set_n - 1);
+  for (; ts->set[s]; s = (s + 1) & (set_n - 1)) {
+    const size_t i = ts->set[s] - 1, r = ord[i];
+    if (ts->hash[i] == h && L->doc_len[r] == len && rs__same_bytes(L->doc[r], d, len)) break;
+  }
+  return s;
+}
+
 /* Ranks, checks and evaluates topic t's records V[0, n) (all its lines). */
 static void eval_ranking(engine *e, thread_state *ts, size_t t, const run_lines *V, size_t n)
 {
@@ -447,19 +461,14 @@ static void eval_ranking(engine *e, thread_state *ts, size_t t, const run_lines 
     size_t r = ord[i];
     uint64_t h = rs__hash_bytes(L->doc[r], L->doc_len[r]);
     ts->hash[i] = h;
-    size_t s = (size_t)h & (set_n - 1);
-    for (; ts->set[s]; s = (s + 1) & (set_n - 1)) {
-      size_t o = ts->set[s] - 1, ro = ord[o];
-      if (ts->hash[o] == h && L->doc_len[ro] == L->doc_len[r] && memcmp(L->doc[ro], L->doc[r], L->doc_len[r]) == 0) {
-        /* report the smallest duplicated docno, as trec_eval's sort does */
-        if (!dup || rs__strncmp2(L->doc[r], L->doc_len[r], dup, dup_len) < 0) {
-          dup = L->doc[r];
-          dup_len = L->doc_len[r];
-        }
-        break;
-      }
+    const size_t s = ranked_slot(ts, L, ord, set_n, h, L->doc[r], L->doc_len[r]);
+    if (!ts->set[s]) {
+      ts->set[s] = (uint32_t)(i + 1);
+    } else if (!dup || rs__strncmp2(L->doc[r], L->doc_len[r], dup, dup_len) < 0) {
+      /* report the smallest duplicated docno, as trec_eval's sort does */
+      dup = L->doc[r];
+      dup_len = L->doc_len[r];
     }
-    if (!ts->set[s]) ts->set[s] = (uint32_t)(i + 1);
   }
   if (dup) {
     note_topic_error(ts, (int32_t)t, dup, dup_len);
@@ -482,14 +491,8 @@ static void eval_ranking(engine *e, thread_state *ts, size_t t, const run_lines 
   for (size_t j = q->first[t], end = j + q->count[t]; j < end; j++) {
     const char *d = q->doc[j];
     const size_t len = q->doc_len[j];
-    const uint64_t h = rs__hash_bytes(d, len);
-    for (size_t s = (size_t)h & (set_n - 1); ts->set[s]; s = (s + 1) & (set_n - 1)) {
-      const size_t i = ts->set[s] - 1, r = ord[i];
-      if (ts->hash[i] == h && L->doc_len[r] == len && rs__same_bytes(L->doc[r], d, len)) {
-        rel[i] = q->grade[j] < 0 ? RS_REL_UNJUDGED : q->grade[j];
-        break;
-      }
-    }
+    const size_t s = ranked_slot(ts, L, ord, set_n, rs__hash_bytes(d, len), d, len);
+    if (ts->set[s]) rel[ts->set[s] - 1] = q->grade[j] < 0 ? RS_REL_UNJUDGED : q->grade[j];
   }
   size_t n_judged = 0;
   for (size_t i = 0; i < m; i++) {

@@ -15,29 +15,21 @@ typedef struct {
   const char *doc;
   uint32_t doc_len;
   int32_t grade;
-  uint64_t head; /* see doc_head */
+  uint64_t head; /* see id_head */
 } judgment;
 
-/* The docno's bytes before its first NUL, at most 8, as a big-endian
- * number padded with zeros: heads order docnos as strcmp does, and equal
- * heads whose last byte is 0 are equal docnos.  The doc_len bytes are
- * readable (the token, then its NUL): overlapping loads inside them, and
- * a NUL inside the token (not white space, so part of it) found as a zero
- * byte, where strcmp would stop. */
-static uint64_t doc_head(const char *doc, size_t len)
+/* An id's bytes before its first NUL, at most 8, as a big-endian number
+ * padded with zeros: heads order ids (topic ids, docnos) as strcmp does,
+ * and equal heads whose last byte is 0 are equal ids.  The len bytes of
+ * the token are read with loads inside them, and a NUL inside the token
+ * (not white space, so part of it) is found as a zero byte, where strcmp
+ * would stop. */
+static uint64_t id_head(const char *id, size_t len)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  uint64_t w = 0;
-  if (len >= 8) {
-    __builtin_memcpy(&w, doc, 8);
-  } else if (len >= 4) {
-    uint32_t lo, hi;
-    __builtin_memcpy(&lo, doc, 4);
-    __builtin_memcpy(&hi, doc + len - 4, 4);
-    w = (uint64_t)lo | (uint64_t)hi << (8 * (len - 4));
-  } else {
-    for (size_t i = 0; i < len; i++) w |= (uint64_t)(unsigned char)doc[i] << (8 * i);
-  }
+  uint64_t w;
+  if (len >= 8) __builtin_memcpy(&w, id, 8);
+  else w = rs__load_short_le(id, len);
   /* bytes from the first zero one on are dropped (the lowest flagged byte
    * of the "has a zero byte" test is exact) */
   const uint64_t ones = 0x0101010101010101ull, zero = (w - ones) & ~w & (ones << 7);
@@ -49,7 +41,7 @@ static uint64_t doc_head(const char *doc, size_t len)
 #else
   uint64_t h = 0;
   size_t i = 0;
-  for (; i < 8 && i < len && doc[i]; i++) h = h << 8 | (unsigned char)doc[i];
+  for (; i < 8 && i < len && id[i]; i++) h = h << 8 | (unsigned char)id[i];
   return i ? h << (8 * (8 - i)) : 0;
 #endif
 }
@@ -108,17 +100,10 @@ typedef struct {
   const char *id;
   uint32_t len;
   uint32_t group; /* the group's index, in file order */
-  uint64_t head;  /* the id's first 8 bytes up to its NUL, big-endian, zero-padded */
+  uint64_t head;  /* see id_head */
   size_t first;   /* the group's first judgment */
 } topic_key;
 
-static uint64_t id_head(const char *id) /* id is NUL-terminated */
-{
-  uint64_t h = 0;
-  int i = 0;
-  for (; i < 8 && id[i]; i++) h = h << 8 | (unsigned char)id[i];
-  return i ? h << (8 * (8 - i)) : 0; /* a shift by 64 would be undefined */
-}
 
 /* strcmp order.  Equal heads whose last byte is 0 mean both ids ended (for
  * strcmp) within their first 8 bytes; the head alone orders a million short
@@ -240,7 +225,7 @@ static int push_key(topic_key **keys, size_t *n_keys, size_t *cap_keys, const ch
     *keys = nk;
     *cap_keys = nc;
   }
-  (*keys)[*n_keys] = (topic_key){id, len, (uint32_t)*n_keys, id_head(id), first};
+  (*keys)[*n_keys] = (topic_key){id, len, (uint32_t)*n_keys, id_head(id, len), first};
   (*n_keys)++;
   return 1;
 }
@@ -252,7 +237,7 @@ static void index_topic(rs__qrels *q, size_t r, judgment *one)
   const size_t a = q->first[r], n = q->count[r];
   q->dup[r] = SIZE_MAX;
   for (size_t i = 0; i < n; i++)
-    one[i] = (judgment){q->doc[a + i], q->doc_len[a + i], q->grade[a + i], doc_head(q->doc[a + i], q->doc_len[a + i])};
+    one[i] = (judgment){q->doc[a + i], q->doc_len[a + i], q->grade[a + i], id_head(q->doc[a + i], q->doc_len[a + i])};
   int in_order = 1;
   for (size_t i = 1; i < n && in_order; i++) in_order = cmp_judgment(&one[i - 1], &one[i]) < 0;
   if (in_order) return; /* strictly ascending: no docno twice */

@@ -57,7 +57,6 @@ typedef struct rs__qrels {
   uint32_t *next_in_file;
 } rs__qrels;
 
-
 /* How the numbers of TREC text are read.  trec_eval reads a grade with
  * atol and a score with atof, so "abc" is 0 and "2.9" is 2 without a word
  * (`ragsweep trec_eval` must do the same, SEMANTICS.md section 1);
