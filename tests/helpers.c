@@ -238,3 +238,14 @@ th_result th_rs_at(const char *dir, char *const *env, ...)
   va_end(ap);
   return r;
 }
+
+int th_strcmp_n(const char *a, size_t na, const char *b, size_t nb)
+{
+  char *x = malloc(na + 1), *y = malloc(nb + 1);
+  if (!x || !y) abort();
+  memcpy(x, a, na), x[na] = '\0';
+  memcpy(y, b, nb), y[nb] = '\0';
+  const int c = strcmp(x, y);
+  free(x), free(y);
+  return c;
+}

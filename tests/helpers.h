@@ -46,6 +46,11 @@ char *th_slurp(const char *path, size_t *len);
  * (static storage per call slot 0..7). */
 const char *th_write_temp(int slot, const char *name, const char *text);
 
+/* trec_eval's strcmp of two ids of known length that are not
+ * NUL-terminated (the qrels' docnos point into the file): each is copied
+ * and ended with a NUL, then compared with strcmp. */
+int th_strcmp_n(const char *a, size_t na, const char *b, size_t nb);
+
 /* Paths live in a ring of 64 static buffers: tests build many and free
  * none (the leak checker of `make asan` runs on the test process too). */
 char *th_ring_slot(void);

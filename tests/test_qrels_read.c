@@ -64,7 +64,7 @@ static void expect_same_tables(const rs__qrels *a, const rs__qrels *b, int threa
       bad += a->lv_grade[k] != b->lv_grade[k] || a->lv_count[k] != b->lv_count[k];
   }
   for (size_t j = 0; j < a->n_judged; j++)
-    bad += strcmp(a->doc[j], b->doc[j]) != 0 || a->grade[j] != b->grade[j];
+    bad += th_strcmp_n(a->doc[j], a->doc_len[j], b->doc[j], b->doc_len[j]) != 0 || a->grade[j] != b->grade[j];
   bad += a->max_lv_n != b->max_lv_n || a->max_grade != b->max_grade;
   cr_expect_eq(bad, 0, "%d threads: %zu entries differ from one thread's", threads, bad);
 }
@@ -201,14 +201,16 @@ Test(qrels_read, topics_in_strcmp_order_named_by_their_first_line)
   size_t bad_order = 0, bad_name = 0;
   for (size_t r = 0; r < q->n_topics; r++) {
     bad_order += r > 0 && strcmp(q->topic_id[r - 1], q->topic_id[r]) >= 0;
-    /* its first line: the lowest of its judgments' docnos, whose line is
-     * "<id>\0" "0 " "<docno>..." (the reader ends each token with a NUL) */
+    /* its first line: the lowest of its judgments' docnos (they point
+     * into the file), whose line is "<id> 0 <docno> 1" */
     const char *first_doc = NULL;
     for (size_t j = q->first[r]; j < q->first[r] + q->count[r]; j++)
       if (!first_doc || q->doc[j] < first_doc) first_doc = q->doc[j];
     cr_assert(first_doc);
-    const char *first = first_doc - 3 - strlen(q->topic_id[r]);
-    bad_name += first != q->topic_id[r];
+    const size_t len = strlen(q->topic_id[r]);
+    const char *first = first_doc - 3 - len;
+    bad_name += len != q->topic_len[r] || first < q->text || memcmp(first, q->topic_id[r], len) != 0 ||
+                (first > q->text && first[-1] != '\n');
   }
   cr_expect_eq(bad_order, 0, "%zu topics out of strcmp order", bad_order);
   cr_expect_eq(bad_name, 0, "%zu topics not named by their first line", bad_name);
@@ -250,7 +252,7 @@ Test(qrels_read, docnos_in_strcmp_order_and_the_first_duplicate)
   for (size_t r = 0; r < q->n_topics; r++) {
     size_t want_dup = SIZE_MAX;
     for (size_t j = q->first[r] + 1; j < q->first[r] + q->count[r]; j++) {
-      const int c = strcmp(q->doc[j - 1], q->doc[j]);
+      const int c = th_strcmp_n(q->doc[j - 1], q->doc_len[j - 1], q->doc[j], q->doc_len[j]);
       bad += c > 0;
       if (c == 0 && want_dup == SIZE_MAX) want_dup = j;
     }
@@ -293,6 +295,6 @@ Test(qrels_read, a_nul_inside_a_docno_ends_it)
   cr_expect_neq(q->dup[0], SIZE_MAX, "t1: ab twice");
   cr_expect_neq(q->dup[1], SIZE_MAX, "t2: abcdefgh twice");
   cr_expect_eq(q->dup[2], SIZE_MAX, "t3: ab and abc differ");
-  cr_expect_str_eq(q->doc[q->first[2]], "ab", "t3: ab before abc");
+  cr_expect(q->doc_len[q->first[2]] == 5 && memcmp(q->doc[q->first[2]], "ab\0zz", 5) == 0, "t3: ab before abc");
   rs__qrels_free(q);
 }

@@ -1069,8 +1069,12 @@ static rs_code evaluate(const rs_te_config *cfg, rs__numbers numbers, const char
       break;
     }
     /* 10.0 ranks one unpooled dummy doc (see rs_eval_topic_missing). */
-    if (q->dup[t] != SIZE_MAX) {
-      topic_failed(res, t, RS_DUPLICATE, q->doc[q->dup[t]]);
+    if (q->dup[t] != SIZE_MAX) { /* the docno as note_topic_error shows it (the qrels' are not NUL-terminated) */
+      char doc[sizeof e.ts[0].err_doc];
+      const size_t n = q->doc_len[q->dup[t]] < sizeof doc - 1 ? q->doc_len[q->dup[t]] : sizeof doc - 1;
+      memcpy(doc, q->doc[q->dup[t]], n);
+      doc[n] = '\0';
+      topic_failed(res, t, RS_DUPLICATE, doc);
       break;
     }
     if (!ensure_thread_state(&e.ts[0], plan, 1, e.max_levels, err)) { rc = err ? err->code : RS_NOMEM; goto done; }

@@ -46,13 +46,24 @@ static uint64_t id_head(const char *id, size_t len)
 #endif
 }
 
-/* strcmp order of the docnos: the heads, and past them strcmp. */
+/* strcmp order of two ids of na and nb bytes (the text is not
+ * NUL-terminated), each ending at its first NUL as for strcmp, whose first
+ * `from` bytes (from <= na, nb) are known equal and NUL-free. */
+static int id_cmp_from(const char *a, size_t na, const char *b, size_t nb, size_t from)
+{
+  na = from + strnlen(a + from, na - from);
+  nb = from + strnlen(b + from, nb - from);
+  const int c = memcmp(a + from, b + from, (na < nb ? na : nb) - from);
+  return c ? c : (na > nb) - (na < nb);
+}
+
+/* strcmp order of the docnos: the heads, and past them the rest. */
 static int cmp_judgment(const void *a, const void *b)
 {
   const judgment *x = a, *y = b;
   if (x->head != y->head) return x->head < y->head ? -1 : 1;
   if ((x->head & 0xff) == 0) return 0;
-  return strcmp(x->doc + 8, y->doc + 8);
+  return id_cmp_from(x->doc, x->doc_len, y->doc, y->doc_len, 8);
 }
 
 static int cmp_i32(const void *a, const void *b)
@@ -113,7 +124,7 @@ static int cmp_topic_key(const void *a, const void *b)
   const topic_key *x = a, *y = b;
   if (x->head != y->head) return x->head < y->head ? -1 : 1;
   if ((x->head & 0xff) == 0) return 0;
-  return strcmp(x->id + 8, y->id + 8);
+  return id_cmp_from(x->id, x->len, y->id, y->len, 8);
 }
 
 /* Keys of one head: the rest of the ids, then file order (which a stable
@@ -121,7 +132,7 @@ static int cmp_topic_key(const void *a, const void *b)
 static int cmp_key_rest(const void *a, const void *b)
 {
   const topic_key *x = a, *y = b;
-  const int c = strcmp(x->id + 8, y->id + 8);
+  const int c = id_cmp_from(x->id, x->len, y->id, y->len, 8);
   return c ? c : (x->group > y->group) - (x->group < y->group);
 }
 
@@ -161,7 +172,7 @@ static topic_key *sort_topic_keys(topic_key *keys, topic_key *tmp, size_t n)
     for (size_t i = a + 1; i < b; i++) {
       const topic_key x = src[i];
       size_t j = i;
-      for (; j > a && strcmp(src[j - 1].id + 8, x.id + 8) > 0; j--) src[j] = src[j - 1];
+      for (; j > a && id_cmp_from(src[j - 1].id, src[j - 1].len, x.id, x.len, 8) > 0; j--) src[j] = src[j - 1];
       src[j] = x;
     }
   }
@@ -178,9 +189,10 @@ static size_t pow2_at_least(size_t n)
 void rs__qrels_free(rs__qrels *q)
 {
   if (!q) return;
-  free(q->text);
+  rs__whole_free(&q->file);
   free(q->path);
   free(q->topic_id);
+  free(q->topic_names);
   free(q->topic_len);
   free(q->first);
   free(q->count);
@@ -198,15 +210,15 @@ void rs__qrels_free(rs__qrels *q)
 
 /* The fields of the line [p, eol), byte by byte: up to five in tok and
  * tlen; returns their count, 6 for more than five. */
-static int split_fields(char *p, char *eol, char **tok, size_t *tlen)
+static int split_fields(const char *p, const char *eol, const char **tok, size_t *tlen)
 {
   int nt = 0;
-  char *c = p;
+  const char *c = p;
   while (c < eol) {
     while (c < eol && rs__is_space((unsigned char)*c)) c++;
     if (c == eol) break;
-    char *s = c;
-    c = (char *)rs__token_end(c + 1, eol);
+    const char *s = c;
+    c = rs__token_end(c + 1, eol);
     if (nt == 5) return 6;
     tok[nt] = s;
     tlen[nt] = (size_t)(c - s);
@@ -278,7 +290,7 @@ enum { SHARE_MIN = 1 << 20, MAX_SHARES = 64 };
 /* A share of the qrels text for pass 1, read by one thread: whole lines
  * [begin, end). */
 typedef struct {
-  char *begin, *end;
+  const char *begin, *end;
   const char *limit;    /* a line window may read up to here (the next share's bytes are not its) */
   const char *file_end; /* the text's end: a comment there is the file's last line */
   size_t n_lines, n_comments; /* counted first */
@@ -319,17 +331,17 @@ static void count_share(qrels_share *sh)
  * arrays at first_judgment on.  Stops at its first failure (sh->rc). */
 static void read_share(qrels_share *sh, const char *name, rs__numbers numbers, rs__qrels *q)
 {
-  char *p = sh->begin, *const end = sh->end;
+  const char *p = sh->begin, *const end = sh->end;
   size_t line_no = sh->first_line, w = sh->first_judgment;
   int prev_comment = sh->after_comment;
   const char *prev_qid = NULL;
   size_t prev_qid_len = 0;
   rs_error *err = &sh->err;
   while (p < end) {
-    char *tok[5];
+    const char *tok[5];
     size_t tlen[5];
     int nt = 0;
-    char *next = NULL; /* where the next line starts */
+    const char *next = NULL; /* where the next line starts */
     line_no++;
 #ifdef RS_HAVE_LINE_TOKENS
     /* The common line: four tokens, then only blanks to its newline, all in
@@ -342,14 +354,14 @@ static void read_share(qrels_share *sh, const char *name, rs__numbers numbers, r
       const char *c = ct[3] + tlen[3], *const nl = p + n_line - 1;
       while (c < nl && rs__is_space((unsigned char)*c)) c++;
       if (c == nl) { /* no fifth token */
-        for (int i = 0; i < 4; i++) tok[i] = p + (ct[i] - p);
+        for (int i = 0; i < 4; i++) tok[i] = ct[i];
         nt = 4;
         next = p + n_line;
       }
     }
 #endif
     if (!next) {
-      char *eol = memchr(p, '\n', (size_t)(end - p));
+      const char *eol = memchr(p, '\n', (size_t)(end - p));
       if (!eol) eol = end;
       if (*p == '#') {
         /* trec_eval 10.0 skips only one comment line before each data line
@@ -402,8 +414,6 @@ static void read_share(qrels_share *sh, const char *name, rs__numbers numbers, r
       sh->rc = rs__fail(err, RS_FORMAT, "%s:%zu: id longer than 2 GiB", name, line_no);
       return;
     }
-    tok[0][tlen[0]] = '\0'; /* each token ends at white space or the final NUL */
-    tok[2][tlen[2]] = '\0';
     /* Qrels come grouped by topic: a qid is looked at again only where it
      * changes, and the groups' keys are sorted once (a hash table of
      * topics missed the cache at each new topic, a million times at 1M
@@ -443,7 +453,8 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
     goto done;
   }
-  if ((rc = rs__read_all(path, &q->text, &len, err))) goto done;
+  if ((rc = rs__whole_load(path, RS_LINE_WINDOW, &q->file, err))) goto done;
+  q->text = q->file.data, len = q->file.len;
   if (len == 0) {
     rc = rs__fail(err, RS_FORMAT, "%s: the qrels file is empty (expected lines of 'qid iter docno grade')", name);
     goto done;
@@ -457,13 +468,13 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
   n_shares = threads > 1 && len >= SHARE_MIN * 2 ? (size_t)threads : 1;
   if (n_shares > MAX_SHARES) n_shares = MAX_SHARES;
   {
-    char *const end = q->text + len;
+    const char *const end = q->text + len;
     for (size_t c = 0; c < n_shares; c++) {
-      char *b = c == 0 ? q->text : shares[c - 1].end;
-      char *e = c + 1 == n_shares ? end : q->text + len / n_shares * (c + 1);
+      const char *b = c == 0 ? q->text : shares[c - 1].end;
+      const char *e = c + 1 == n_shares ? end : q->text + len / n_shares * (c + 1);
       if (e < b) e = b;
       if (e < end) { /* shares end after a newline */
-        char *nl = memchr(e, '\n', (size_t)(end - e));
+        const char *nl = memchr(e, '\n', (size_t)(end - e));
         e = nl ? nl + 1 : end;
       }
       shares[c].begin = b;
@@ -553,10 +564,12 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
       free(tmp);
     }
   }
-  size_t nt = 0;
-  for (size_t k = 0; k < n_keys; k++) nt += k == 0 || cmp_topic_key(&keys[k - 1], &keys[k]) != 0;
+  size_t nt = 0, name_bytes = 0;
+  for (size_t k = 0; k < n_keys; k++)
+    if (k == 0 || cmp_topic_key(&keys[k - 1], &keys[k]) != 0) nt++, name_bytes += (size_t)keys[k].len + 1;
   q->n_topics = nt;
   q->topic_id = rs__malloc(rs__mul(nt, sizeof *q->topic_id));
+  q->topic_names = rs__malloc(name_bytes);
   q->topic_len = rs__malloc(rs__mul(nt, sizeof *q->topic_len));
   q->first = rs__malloc(rs__mul(nt, sizeof *q->first));
   q->count = rs__calloc(nt, sizeof *q->count);
@@ -566,19 +579,22 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
   q->lv_n = rs__calloc(nt, sizeof *q->lv_n);
   q->tix_mask = pow2_at_least(2 * nt) - 1;
   q->tix = rs__calloc(q->tix_mask + 1, sizeof *q->tix);
-  if (!q->topic_id || !q->topic_len || !q->first || !q->count || !rank_of || !q->dup || !q->lv_n || !q->tix) {
+  if (!q->topic_id || !q->topic_names || !q->topic_len || !q->first || !q->count || !rank_of || !q->dup || !q->lv_n || !q->tix) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory indexing %zu judgments", name, n_lines);
     goto done;
   }
   enum { AHEAD = 16 }; /* the topic index is out of cache at a million topics: its slots are fetched ahead */
-  for (size_t k = 0, r = 0; k < n_keys; k++) {
+  for (size_t k = 0, r = 0, at = 0; k < n_keys; k++) {
     if (k + AHEAD < n_keys)
       __builtin_prefetch(&q->tix[(size_t)rs__hash_bytes(keys[k + AHEAD].id, keys[k + AHEAD].len) & q->tix_mask], 1);
     if (k > 0 && cmp_topic_key(&keys[k - 1], &keys[k]) == 0) {
       rank_of[keys[k].group] = (uint32_t)(r - 1);
       continue;
     }
-    q->topic_id[r] = keys[k].id;
+    memcpy(q->topic_names + at, keys[k].id, keys[k].len);
+    q->topic_names[at + keys[k].len] = '\0';
+    q->topic_id[r] = q->topic_names + at;
+    at += (size_t)keys[k].len + 1;
     q->topic_len[r] = keys[k].len;
     rank_of[keys[k].group] = (uint32_t)r;
     size_t i = (size_t)rs__hash_bytes(keys[k].id, keys[k].len) & q->tix_mask;

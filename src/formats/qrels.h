@@ -12,14 +12,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "formats/textio.h"
 #include "internal.h"
 
 typedef struct rs__qrels {
-  char *text; /* owned copy of the file; ids point into it, NUL-terminated */
+  /* The file, read-only (mapped when it is a plain file): docnos point
+   * into it and are not NUL-terminated (doc_len bytes; as for trec_eval's
+   * strcmp, a NUL inside one ends it). */
+  rs__whole file;
+  const char *text; /* file.data */
   char *path;
 
   size_t n_topics;
-  const char **topic_id; /* [n_topics], strcmp order */
+  /* [n_topics], strcmp order: NUL-terminated copies of the ids of each
+   * topic's first line (topic_len bytes, which a NUL may end early). */
+  const char **topic_id;
+  char *topic_names; /* their bytes */
   uint32_t *topic_len;
   /* Topic t's judgments are [first[t], first[t] + count[t]) of the arrays
    * below.  They stay in the file's order when no topic's lines are split

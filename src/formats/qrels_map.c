@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L
 /* qrels_map.c: a TREC qrels file, or in-memory judgments, as a corpus's
  * CSR qrels (see qrels_map.h for the contracts). */
 #include "formats/qrels_map.h"
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "formats/qrels.h"
+#include "formats/tokens.h"
 
 /* One judgment while it is sorted into place.  pos orders the judgments
  * as they were given (a byte offset into the file, or the input index),
@@ -140,13 +142,15 @@ static int table_build(id_table *t, char *const *ids, size_t n)
   return 1;
 }
 
-/* Index of id (NUL-terminated, len bytes), or -1. */
+/* Index of id (its len bytes; not NUL-terminated), or -1. */
 static int64_t table_find(const id_table *t, const char *id, size_t len)
 {
   const uint64_t h = rs__hash_bytes(id, len);
   for (size_t i = (size_t)h & t->mask; t->slot[i]; i = (i + 1) & t->mask)
-    if ((t->slot[i] >> 32) == (h >> 32) && strcmp(t->ids[(uint32_t)t->slot[i] - 1], id) == 0)
-      return (int64_t)(uint32_t)t->slot[i] - 1;
+    if ((t->slot[i] >> 32) == (h >> 32)) { /* id is not NUL-terminated (it points into the qrels file) */
+      const char *known = t->ids[(uint32_t)t->slot[i] - 1];
+      if (strnlen(known, len + 1) == len && memcmp(known, id, len) == 0) return (int64_t)(uint32_t)t->slot[i] - 1;
+    }
   return -1;
 }
 
@@ -194,17 +198,25 @@ rs_code rs__qrels_map_file(const rs__corpus *c, const char *path, int64_t **qoff
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory indexing the corpus's ids", name);
     goto done;
   }
-  /* Every id is looked up; the unknown one earliest in the file (ids
-   * point into qr->text, a copy of the file) is reported. */
-  const char *bad = NULL;
+  /* Every id is looked up; the unknown one earliest in the file (docnos
+   * point into qr->text, the file) is reported: bad_at orders them and
+   * gives the line, [bad, bad + bad_len) is shown. */
+  const char *bad = NULL, *bad_at = NULL;
+  size_t bad_len = 0;
   int bad_is_doc = 0;
   for (size_t t = 0; t < qr->n_topics; t++) {
-    /* topic_id[t] is the qid of the topic's first line. */
+    /* topic_id[t] is the qid of the topic's first line: the line of its
+     * first docno in the file, before that docno */
     const int64_t qi = table_find(&qt, qr->topic_id[t], qr->topic_len[t]);
-    if (qi < 0 && (!bad || qr->topic_id[t] < bad)) bad = qr->topic_id[t], bad_is_doc = 0;
+    if (qi < 0) {
+      const char *at = NULL;
+      for (size_t j = qr->first[t]; j < qr->first[t] + qr->count[t]; j++)
+        if (!at || qr->doc[j] - 1 < at) at = qr->doc[j] - 1;
+      if (at && (!bad || at < bad_at)) bad = qr->topic_id[t], bad_len = strlen(bad), bad_at = at, bad_is_doc = 0;
+    }
     for (size_t j = qr->first[t]; j < qr->first[t] + qr->count[t]; j++) {
       const int64_t di = c->has_docs ? table_find(&dt, qr->doc[j], qr->doc_len[j]) : decimal_index(qr->doc[j], qr->doc_len[j]);
-      if (di < 0 && (!bad || qr->doc[j] < bad)) bad = qr->doc[j], bad_is_doc = 1;
+      if (di < 0 && (!bad || qr->doc[j] < bad_at)) bad = bad_at = qr->doc[j], bad_len = qr->doc_len[j], bad_is_doc = 1;
       jq[j] = (uint32_t)(qi < 0 ? 0 : qi);
       jd[j] = (int32_t)(di < 0 ? 0 : di);
       jpos[j] = (uint64_t)(qr->doc[j] - qr->text);
@@ -212,23 +224,23 @@ rs_code rs__qrels_map_file(const rs__corpus *c, const char *path, int64_t **qoff
   }
   if (bad && !bad_is_doc) {
     rc = rs__fail(err, RS_FORMAT,
-                  "%s:%zu: query '%s' is not in the corpus (/queries/id of %s, %zu queries); expected qrels for "
+                  "%s:%zu: query '%.*s' is not in the corpus (/queries/id of %s, %zu queries); expected qrels for "
                   "the corpus's queries",
-                  name, line_of(qr->text, (size_t)(bad - qr->text)), bad, c->path, c->nq);
+                  name, line_of(qr->text, (size_t)(bad_at - qr->text)), (int)bad_len, bad, c->path, c->nq);
     goto done;
   }
   if (bad && c->has_docs) {
     rc = rs__fail(err, RS_FORMAT,
-                  "%s:%zu: doc '%s' is not in the corpus (/docs/id of %s, %zu docs); expected only docs the corpus "
+                  "%s:%zu: doc '%.*s' is not in the corpus (/docs/id of %s, %zu docs); expected only docs the corpus "
                   "knows",
-                  name, line_of(qr->text, (size_t)(bad - qr->text)), bad, c->path, c->nd);
+                  name, line_of(qr->text, (size_t)(bad_at - qr->text)), (int)bad_len, bad, c->path, c->nd);
     goto done;
   }
   if (bad) {
     rc = rs__fail(err, RS_FORMAT,
-                  "%s:%zu: doc '%s' is not in the corpus (%s has no /docs/id, so a doc id is its index in decimal, "
+                  "%s:%zu: doc '%.*s' is not in the corpus (%s has no /docs/id, so a doc id is its index in decimal, "
                   "0 to %d)",
-                  name, line_of(qr->text, (size_t)(bad - qr->text)), bad, c->path, INT32_MAX - 1);
+                  name, line_of(qr->text, (size_t)(bad_at - qr->text)), (int)bad_len, bad, c->path, INT32_MAX - 1);
     goto done;
   }
   uint64_t first = 0, second = 0;
@@ -236,10 +248,11 @@ rs_code rs__qrels_map_file(const rs__corpus *c, const char *path, int64_t **qoff
   rc = build_csr(c->nq, n, jq, jd, qr->grade, jpos, qoff, qdoc, qgrade, &first, &second, &dq, err);
   if (rc == RS_DUPLICATE)
     rc = rs__fail(err, RS_DUPLICATE,
-                  "%s:%zu: doc '%s' is judged twice for query '%s' (first on line %zu); trec_eval rejects such qrels "
+                  "%s:%zu: doc '%.*s' is judged twice for query '%s' (first on line %zu); trec_eval rejects such qrels "
                   "(\"duplicate docs\"): expected one line per query and doc",
-                  name, line_of(qr->text, (size_t)second), qr->text + second, c->query_id[dq],
-                  line_of(qr->text, (size_t)first));
+                  name, line_of(qr->text, (size_t)second),
+                  (int)(rs__token_end(qr->text + second, qr->text + qr->file.len) - (qr->text + second)),
+                  qr->text + second, c->query_id[dq], line_of(qr->text, (size_t)first));
 done:
   free(qt.slot);
   free(dt.slot);

@@ -242,25 +242,21 @@ void rs__input_close(rs__input *in)
   free(in);
 }
 
-rs_code rs__read_all(const char *path, char **out, size_t *out_len, rs_error *err)
+/* The rest of in into a malloc'd buffer followed by pad zero bytes. */
+static rs_code read_rest(rs__input *in, size_t pad, char **out, size_t *out_len, rs_error *err)
 {
-  rs__input *in = NULL;
-  rs_code rc = rs__input_open(path, &in, err);
-  if (rc) return rc;
+  rs_code rc = RS_OK;
   /* A plain file is read into a buffer of its size at once (no doubling
    * and copying); it may still grow while read. */
   const long long plain = rs__input_plain_size(in);
   size_t cap = plain >= RS_IO_BLOCK && (unsigned long long)plain < SIZE_MAX / 2 ? (size_t)plain + 1 : RS_IO_BLOCK, len = 0;
-  char *buf = rs__malloc(cap + 1);
-  if (!buf) {
-    rc = rs__fail(err, RS_NOMEM, "%s: out of memory", path);
-    goto done;
-  }
+  char *buf = rs__malloc(cap + pad);
+  if (!buf) return rs__fail(err, RS_NOMEM, "%s: out of memory", in->name);
   for (;;) {
     if (len == cap) {
-      char *nb = rs__realloc(buf, rs__mul(cap, 2) + 1);
+      char *nb = cap > SIZE_MAX / 4 ? NULL : rs__realloc(buf, cap * 2 + pad);
       if (!nb) {
-        rc = rs__fail(err, RS_NOMEM, "%s: out of memory reading %zu bytes", path, cap * 2);
+        rc = rs__fail(err, RS_NOMEM, "%s: out of memory reading %zu bytes", in->name, cap * 2);
         goto done;
       }
       buf = nb;
@@ -271,14 +267,45 @@ rs_code rs__read_all(const char *path, char **out, size_t *out_len, rs_error *er
     if (got == 0) break;
     len += got;
   }
-  buf[len] = '\0';
+  memset(buf + len, 0, pad);
   *out = buf;
   *out_len = len;
   buf = NULL;
 done:
   free(buf);
+  return rc;
+}
+
+rs_code rs__read_all(const char *path, char **out, size_t *out_len, rs_error *err)
+{
+  rs__input *in = NULL;
+  rs_code rc = rs__input_open(path, &in, err);
+  if (rc) return rc;
+  rc = read_rest(in, 1, out, out_len, err);
   rs__input_close(in);
   return rc;
+}
+
+rs_code rs__whole_load(const char *path, size_t pad, rs__whole *w, rs_error *err)
+{
+  memset(w, 0, sizeof *w);
+  rs__input *in = NULL;
+  rs_code rc = rs__input_open(path, &in, err);
+  if (rc) return rc;
+  if (rs__input_map(in, pad, &w->map, NULL) == RS_OK) {
+    w->data = w->map.data, w->len = w->map.len;
+  } else if (!(rc = read_rest(in, pad ? pad : 1, &w->buf, &w->len, err))) {
+    w->data = w->buf;
+  }
+  rs__input_close(in);
+  return rc;
+}
+
+void rs__whole_free(rs__whole *w)
+{
+  rs__mapped_close(&w->map);
+  free(w->buf);
+  memset(w, 0, sizeof *w);
 }
 
 rs_code rs__input_lines(const char *path, size_t max_line, const char *too_long, rs__line_fn fn, void *ctx,

@@ -69,6 +69,23 @@ void rs__input_close(rs__input *in);
  * not counting the NUL). */
 rs_code rs__read_all(const char *path, char **out, size_t *out_len, rs_error *err);
 
+/* A whole input, read-only: data[0, len) are its bytes and data[len,
+ * len + pad) read as zeros.  A plain regular file is mapped (rs__input_map:
+ * nothing is copied and no fresh memory is touched, which on a guest whose
+ * host reclaims freed pages costs more than reading the bytes); gzip,
+ * stdin and pipes are read into buf. */
+typedef struct {
+  const char *data;
+  size_t len;
+  rs__mapped map;
+  char *buf;
+} rs__whole;
+
+rs_code rs__whole_load(const char *path, size_t pad, rs__whole *w, rs_error *err);
+
+/* Unmaps or frees; accepts a zeroed rs__whole. */
+void rs__whole_free(rs__whole *w);
+
 /* Called once per non-blank line (spaces and tabs only count as blank),
  * with its 1-based number and its bytes s[0..n) (no newline, no trailing CR,
  * no UTF-8 byte order mark on line 1; not NUL-terminated). */

@@ -7,6 +7,15 @@
 #include "fuzz.h"
 #include "formats/qrels.h"
 
+/* strcmp of two docnos, which are not NUL-terminated (they point into
+ * the file): each as far as its first NUL. */
+static int doc_cmp(const rs__qrels *q, size_t j, size_t k)
+{
+  const size_t a = strnlen(q->doc[j], q->doc_len[j]), b = strnlen(q->doc[k], q->doc_len[k]);
+  const int c = memcmp(q->doc[j], q->doc[k], a < b ? a : b);
+  return c ? c : (a > b) - (a < b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   fz_file f;
@@ -19,9 +28,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       size_t len = q->topic_len[t];
       if (rs__qrels_topic(q, id, len, rs__hash_bytes(id, len)) != (long)t) abort();
       if (q->count[t] == 0 || q->first[t] + q->count[t] > q->n_judged) abort();
-      for (size_t j = q->first[t] + 1; j < q->first[t] + q->count[t]; j++) /* docno order; equal only as the dup */
-        if (strcmp(q->doc[j - 1], q->doc[j]) > 0 || (strcmp(q->doc[j - 1], q->doc[j]) == 0 && q->dup[t] == SIZE_MAX))
-          abort();
+      for (size_t j = q->first[t] + 1; j < q->first[t] + q->count[t]; j++) { /* docno order; equal only as the dup */
+        const int c = doc_cmp(q, j - 1, j);
+        if (c > 0 || (c == 0 && q->dup[t] == SIZE_MAX)) abort();
+      }
     }
   } else if (err.msg[0] == '\0') {
     abort(); /* every failure must say why */
