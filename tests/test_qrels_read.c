@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "formats/qrels.h"
+#include "metrics/topic.h"
 #include "helpers.h"
 
 typedef struct {
@@ -59,13 +60,11 @@ static void expect_same_tables(const rs__qrels *a, const rs__qrels *b, int threa
   size_t bad = 0;
   for (size_t t = 0; t < a->n_topics; t++) {
     bad += strcmp(a->topic_id[t], b->topic_id[t]) != 0 || a->first[t] != b->first[t] || a->count[t] != b->count[t] || a->dup[t] != b->dup[t] ||
-           a->lv_n[t] != b->lv_n[t] || a->next_in_file[t] != b->next_in_file[t];
-    for (size_t k = a->first[t]; k < a->first[t] + a->lv_n[t]; k++)
-      bad += a->lv_grade[k] != b->lv_grade[k] || a->lv_count[k] != b->lv_count[k];
+           a->next_in_file[t] != b->next_in_file[t];
   }
   for (size_t j = 0; j < a->n_judged; j++)
     bad += th_strcmp_n(a->doc[j], a->doc_len[j], b->doc[j], b->doc_len[j]) != 0 || a->grade[j] != b->grade[j];
-  bad += a->max_lv_n != b->max_lv_n || a->max_grade != b->max_grade;
+  bad += a->max_count != b->max_count || a->max_grade != b->max_grade;
   cr_expect_eq(bad, 0, "%d threads: %zu entries differ from one thread's", threads, bad);
 }
 
@@ -220,8 +219,9 @@ Test(qrels_read, topics_in_strcmp_order_named_by_their_first_line)
 
 /* Within each topic the docnos come out in strcmp order (compared on their
  * first 8 bytes as one number, then the rest), the first duplicate is
- * noted, and the grade levels are counted: docnos of 1 to 14 bytes over an alphabet with bytes above 0x7f,
- * many sharing 8 bytes, some repeated, in topics of 1 to 40 lines. */
+ * noted, and rs__levels_of counts the grade levels: docnos of 1 to 14
+ * bytes over an alphabet with bytes above 0x7f, many sharing 8 bytes, some
+ * repeated, in topics of 1 to 40 lines with grades -1 to 3. */
 Test(qrels_read, docnos_in_strcmp_order_and_the_first_duplicate)
 {
   static const char alphabet[] = "az09_\x80\xff";
@@ -239,7 +239,7 @@ Test(qrels_read, docnos_in_strcmp_order_and_the_first_duplicate)
           docs[k][j] = j < 8 && topic % 2 ? "sharedhd"[j] : alphabet[rand_r(&seed) % (sizeof alphabet - 1)];
         docs[k][len] = '\0';
       }
-      put(&t, "t%u 0 %s %u\n", topic, docs[k], k % 3);
+      put(&t, "t%u 0 %s %d\n", topic, docs[k], (int)(k % 5) - 1);
     }
   }
   rs__qrels *q = NULL;
@@ -248,7 +248,7 @@ Test(qrels_read, docnos_in_strcmp_order_and_the_first_duplicate)
                err.msg);
   free(t.s);
   cr_assert_eq(q->n_topics, 400);
-  size_t bad = 0, dups = 0;
+  size_t bad = 0, dups = 0, max_count = 0;
   for (size_t r = 0; r < q->n_topics; r++) {
     size_t want_dup = SIZE_MAX;
     for (size_t j = q->first[r] + 1; j < q->first[r] + q->count[r]; j++) {
@@ -258,19 +258,24 @@ Test(qrels_read, docnos_in_strcmp_order_and_the_first_duplicate)
     }
     bad += q->dup[r] != want_dup;
     dups += want_dup != SIZE_MAX;
-    /* its grade levels: grades 0..2 counted by hand */
-    size_t count[3] = {0, 0, 0}, n_levels = 0;
-    for (size_t j = q->first[r]; j < q->first[r] + q->count[r]; j++) count[q->grade[j]]++;
-    for (int g = 0; g < 3; g++) {
-      if (!count[g]) continue;
-      bad += n_levels >= q->lv_n[r] || q->lv_grade[q->first[r] + n_levels] != g ||
-             q->lv_count[q->first[r] + n_levels] != count[g];
+    /* its grade levels (rs__levels_of): grades 0..3 counted by hand, -1
+     * (judged not relevant) not a level */
+    size_t count[5] = {0, 0, 0, 0, 0}, n_levels = 0;
+    for (size_t j = q->first[r]; j < q->first[r] + q->count[r]; j++) count[q->grade[j] + 1]++;
+    int32_t lg[40];
+    uint32_t lc[40];
+    const rs_levels lv = rs__levels_of(q->grade + q->first[r], q->count[r], lg, lc);
+    for (int g = 0; g <= 3; g++) {
+      if (!count[g + 1]) continue;
+      bad += n_levels >= lv.n || lv.grade[n_levels] != g || lv.count[n_levels] != count[g + 1];
       n_levels++;
     }
-    bad += q->lv_n[r] != n_levels;
+    bad += lv.n != n_levels;
+    max_count = q->count[r] > max_count ? q->count[r] : max_count;
   }
-  cr_expect_eq(q->max_grade, 2);
-  cr_expect_eq(q->max_lv_n, 3);
+  cr_expect_eq(q->max_grade, 3);
+  cr_expect_eq(q->max_count, max_count);
+  cr_expect_eq(max_count, 40);
   cr_expect_eq(bad, 0, "%zu docnos out of order or duplicates missed", bad);
   cr_expect_gt(dups, 10, "%zu topics with a repeated docno", dups);
 }

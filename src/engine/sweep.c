@@ -302,34 +302,6 @@ static void sort_ranking(const rs__corpus *c, const int32_t *id_rank, const int3
   }
 }
 
-/* The query's judged grades (>= 0) as distinct levels ascending with their
- * counts, in the thread's scratch.  Queries hold a handful of judgments
- * and fewer distinct grades: a binary search and a rare insertion. */
-static rs_levels row_levels(thread_state *t, const int32_t *restrict grade, size_t m)
-{
-  int32_t *restrict g = t->lv_grade;
-  uint32_t *restrict cnt = t->lv_count;
-  size_t n = 0;
-  for (size_t j = 0; j < m; j++) {
-    const int32_t x = grade[j];
-    if (x < 0) continue;
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-      size_t mid = (lo + hi) / 2;
-      if (g[mid] < x) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo < n && g[lo] == x) {
-      cnt[lo]++;
-      continue;
-    }
-    memmove(g + lo + 1, g + lo, (n - lo) * sizeof *g);
-    memmove(cnt + lo + 1, cnt + lo, (n - lo) * sizeof *cnt);
-    g[lo] = x, cnt[lo] = 1, n++;
-  }
-  return (rs_levels){g, cnt, n};
-}
-
 /* Sorts docs[a..b), docs of one score, into trec_eval's tie-break order:
  * doc id descending.  The scores are not looked at: an insertion sort on
  * the ids' integer ranks (the groups are short, most of two docs), stable,
@@ -549,7 +521,7 @@ static void score_row(void *vctx, size_t row, int tid)
     }
   }
 
-  const rs_levels lv = row_levels(t, c->qgrade + qa, qb - qa);
+  const rs_levels lv = rs__levels_of(c->qgrade + qa, qb - qa, t->lv_grade, t->lv_count);
   double *out = bt->values + row * e->row_values;
   const size_t n_group = e->group[sg->run];
   if (n == 0) {

@@ -80,6 +80,8 @@ typedef struct {
   int32_t *judged; /* the ranks of the ranking's judged docs (see metrics/topic.h) */
   uint32_t *set;
   size_t set_cap;
+  int32_t *lv_grade; /* [qrels max_count]: a topic's grade levels (rs__levels_of) */
+  uint32_t *lv_count;
   rs_scratch ms;
   int has_ms;
   run_lines group; /* streaming: the records of the topic being read */
@@ -401,10 +403,9 @@ static void note_topic_error(thread_state *ts, int32_t topic, const char *doc, s
   ts->err_doc[n] = '\0';
 }
 
-static rs_levels topic_levels(const rs__qrels *q, size_t t)
+static rs_levels topic_levels(const rs__qrels *q, size_t t, thread_state *ts)
 {
-  const size_t a = q->first[t];
-  return (rs_levels){q->lv_grade + a, q->lv_count + a, q->lv_n[t]};
+  return rs__levels_of(q->grade + q->first[t], q->count[t], ts->lv_grade, ts->lv_count);
 }
 
 /* Evaluates a ranking already turned into relevance values, with
@@ -422,7 +423,7 @@ static void finish_topic(engine *e, thread_state *ts, size_t t, int32_t *rel, si
     n = k;
     judged = NULL, n_judged = 0;
   }
-  rs_levels lv = topic_levels(e->q, t);
+  rs_levels lv = topic_levels(e->q, t, ts);
   rs_te_result *res = e->res;
   rs__eval_topic_judged(plan, rel, n, judged, n_judged, &lv, &ts->ms, res->values + t * res->n_values,
                         res->relstrings ? res->relstrings + t * res->relstring_stride : NULL);
@@ -1018,7 +1019,7 @@ static void topic_failed(rs_te_result *res, size_t t, rs_code code, const char *
  * (a topic with grades in the millions still evaluates; see gain.c). */
 static size_t max_levels_of(const rs__qrels *q)
 {
-  size_t range = q->max_grade >= 0 ? (size_t)q->max_grade + 1 : 1, distinct = q->max_lv_n > 1 ? q->max_lv_n : 1;
+  size_t range = q->max_grade >= 0 ? (size_t)q->max_grade + 1 : 1, distinct = q->max_count > 1 ? q->max_count : 1;
   if (range > ((size_t)1 << 16)) range = (size_t)1 << 16;
   return range > distinct ? range : distinct;
 }
@@ -1054,7 +1055,15 @@ static rs_code evaluate(const rs_te_config *cfg, rs__numbers numbers, const char
     rc = rs__fail(err, RS_NOMEM, "out of memory for %zu topics", q->n_topics);
     goto done;
   }
-  for (int t = 0; t < e.threads; t++) e.ts[t].err_topic = -1;
+  for (int t = 0; t < e.threads; t++) {
+    e.ts[t].err_topic = -1;
+    e.ts[t].lv_grade = rs__malloc(rs__mul(q->max_count ? q->max_count : 1, sizeof *e.ts[t].lv_grade));
+    e.ts[t].lv_count = rs__malloc(rs__mul(q->max_count ? q->max_count : 1, sizeof *e.ts[t].lv_count));
+    if (!e.ts[t].lv_grade || !e.ts[t].lv_count) {
+      rc = rs__fail(err, RS_NOMEM, "out of memory for topics of %zu judgments", q->max_count);
+      goto done;
+    }
+  }
 
   rc = strcmp(run_path, "-") == 0 ? RS_UNSUPPORTED : evaluate_stream(&e, run_path, run_name, &tag, err);
   if (rc == RS_UNSUPPORTED) { /* stdin, or topics interleaved: read it whole */
@@ -1084,7 +1093,7 @@ static rs_code evaluate(const rs_te_config *cfg, rs__numbers numbers, const char
       break;
     }
     if (!ensure_thread_state(&e.ts[0], plan, 1, e.max_levels, err)) { rc = err ? err->code : RS_NOMEM; goto done; }
-    rs_levels lv = topic_levels(q, t);
+    rs_levels lv = topic_levels(q, t, &e.ts[0]);
     rs_eval_topic_missing(plan, &lv, &e.ts[0].ms, res->values + t * res->n_values,
                           res->relstrings ? res->relstrings + t * res->relstring_stride : NULL);
   }
@@ -1122,6 +1131,8 @@ done:
     free(e.ts[t].rel);
     free(e.ts[t].judged);
     free(e.ts[t].set);
+    free(e.ts[t].lv_grade);
+    free(e.ts[t].lv_count);
     free_lines(&e.ts[t].group);
     if (e.ts[t].has_ms) rs_scratch_free(&e.ts[t].ms);
   }

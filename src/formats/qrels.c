@@ -66,12 +66,6 @@ static int cmp_judgment(const void *a, const void *b)
   return id_cmp_from(x->doc, x->doc_len, y->doc, y->doc_len, 8);
 }
 
-static int cmp_i32(const void *a, const void *b)
-{
-  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* A topic's judgments by docno (strcmp), stably, as qsort (glibc's merge
  * sort) orders them.  Most topics have a few judgments, and insertion sort
  * costs no call per comparison (1M x 100 qrels, 5.5 a topic: sorting was a
@@ -87,20 +81,6 @@ static void sort_judgments(judgment *v, size_t n)
     const judgment x = v[i];
     size_t j = i;
     for (; j > 0 && cmp_judgment(&v[j - 1], &x) > 0; j--) v[j] = v[j - 1];
-    v[j] = x;
-  }
-}
-
-static void sort_grades(int32_t *v, size_t n)
-{
-  if (n > 16) {
-    qsort(v, n, sizeof *v, cmp_i32);
-    return;
-  }
-  for (size_t i = 1; i < n; i++) {
-    const int32_t x = v[i];
-    size_t j = i;
-    for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
     v[j] = x;
   }
 }
@@ -199,9 +179,6 @@ void rs__qrels_free(rs__qrels *q)
   free(q->doc);
   free(q->doc_len);
   free(q->grade);
-  free(q->lv_n);
-  free(q->lv_grade);
-  free(q->lv_count);
   free(q->dup);
   free(q->tix);
   free(q->next_in_file);
@@ -266,25 +243,6 @@ static void index_topic(rs__qrels *q, size_t r, judgment *one)
     }
 }
 
-/* Topic r's distinct grades >= 0, ascending, with their counts, at
- * first[r] in the level arrays; grades holds a topic's grades. */
-static void topic_levels(rs__qrels *q, size_t r, int32_t *grades)
-{
-  const size_t a = q->first[r];
-  size_t ng = 0, n = 0;
-  for (size_t i = a; i < a + q->count[r]; i++)
-    if (q->grade[i] >= 0) grades[ng++] = q->grade[i];
-  sort_grades(grades, ng);
-  for (size_t i = 0; i < ng; i++) {
-    if (i == 0 || grades[i] != grades[i - 1]) {
-      q->lv_grade[a + n] = grades[i];
-      q->lv_count[a + n++] = 0;
-    }
-    q->lv_count[a + n - 1]++;
-  }
-  q->lv_n[r] = (uint32_t)n;
-}
-
 enum { SHARE_MIN = 1 << 20, MAX_SHARES = 64 };
 
 /* A share of the qrels text for pass 1, read by one thread: whole lines
@@ -298,6 +256,7 @@ typedef struct {
   size_t first_judgment;      /* where its judgments go in the arrays */
   int after_comment;          /* the line before it is a comment */
   size_t n_judged, n_positive;
+  int32_t max_grade; /* its highest grade, -1 when none is >= 0 */
   topic_key *keys; /* its groups; a line's group index counts from 0 here */
   size_t n_keys, cap_keys;
   rs_code rc; /* its first failure, with err */
@@ -430,6 +389,7 @@ static void read_share(qrels_share *sh, const char *name, rs__numbers numbers, r
     q->doc_len[w] = (uint32_t)tlen[2];
     q->grade[w++] = (int32_t)g;
     sh->n_positive += g > 0;
+    if (g > sh->max_grade) sh->max_grade = (int32_t)g;
     p = next;
   }
   sh->n_judged = w - sh->first_judgment;
@@ -489,6 +449,7 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
 #endif
   for (size_t c = 0; c < n_shares; c++) count_share(&shares[c]);
   for (size_t c = 0; c < n_shares; c++) {
+    shares[c].max_grade = -1;
     shares[c].first_line = c ? shares[c - 1].first_line + shares[c - 1].n_lines : 0;
     shares[c].first_judgment = c ? shares[c - 1].first_judgment + shares[c - 1].n_lines - shares[c - 1].n_comments : 0;
     shares[c].after_comment = c && shares[c].begin > q->text && line_is_comment(q->text, shares[c].begin);
@@ -576,10 +537,9 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
   rank_of = rs__malloc(rs__mul(n_keys, sizeof *rank_of));
   q->n_judged = n_lines;
   q->dup = rs__malloc(rs__mul(nt, sizeof *q->dup));
-  q->lv_n = rs__calloc(nt, sizeof *q->lv_n);
   q->tix_mask = pow2_at_least(2 * nt) - 1;
   q->tix = rs__calloc(q->tix_mask + 1, sizeof *q->tix);
-  if (!q->topic_id || !q->topic_names || !q->topic_len || !q->first || !q->count || !rank_of || !q->dup || !q->lv_n || !q->tix) {
+  if (!q->topic_id || !q->topic_names || !q->topic_len || !q->first || !q->count || !rank_of || !q->dup || !q->tix) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory indexing %zu judgments", name, n_lines);
     goto done;
   }
@@ -648,27 +608,16 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
   for (size_t r = 0; r < nt; r++)
     if (q->count[r] > max_topic) max_topic = q->count[r];
 
-  /* Per topic, on all threads: docno order, duplicates and grade levels
-   * (each topic writes only its own ranges; its levels, at most one per
-   * judgment, go at first[t] in the level arrays). */
-  q->lv_grade = rs__malloc(rs__mul(n_lines, sizeof *q->lv_grade));
-  q->lv_count = rs__malloc(rs__mul(n_lines, sizeof *q->lv_count));
-  if (!q->lv_grade || !q->lv_count) {
-    rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
-    goto done;
-  }
+  /* Per topic, on all threads: docno order and duplicates (each topic
+   * writes only its own range). */
   int nomem = 0;
-  uint32_t max_lv_n = 0;
-  int32_t max_grade = -1;
   if (threads < 1 || nt < 4096) threads = 1;
 #ifdef _OPENMP
-#pragma omp parallel num_threads(threads) default(none) shared(q, nt, max_topic, nomem) \
-    reduction(max : max_lv_n, max_grade)
+#pragma omp parallel num_threads(threads) default(none) shared(q, nt, max_topic, nomem)
 #endif
   {
     judgment *one = rs__malloc(rs__mul(max_topic, sizeof *one));
-    int32_t *grades = rs__malloc(rs__mul(max_topic, sizeof *grades));
-    if (!one || !grades) {
+    if (!one) {
 #ifdef _OPENMP
 #pragma omp atomic write
 #endif
@@ -678,22 +627,17 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
 #pragma omp for schedule(static)
 #endif
     for (size_t r = 0; r < nt; r++)
-      if (one && grades) {
-        index_topic(q, r, one);
-        topic_levels(q, r, grades);
-        const uint32_t n = q->lv_n[r];
-        if (n > max_lv_n) max_lv_n = n;
-        if (n && q->lv_grade[q->first[r] + n - 1] > max_grade) max_grade = q->lv_grade[q->first[r] + n - 1];
-      }
+      if (one) index_topic(q, r, one);
     free(one);
-    free(grades);
   }
   if (nomem) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
     goto done;
   }
-  q->max_lv_n = max_lv_n;
-  q->max_grade = max_grade;
+  q->max_count = max_topic;
+  q->max_grade = -1;
+  for (size_t c = 0; c < n_shares; c++)
+    if (shares[c].max_grade > q->max_grade) q->max_grade = shares[c].max_grade;
 
   *out = q;
   q = NULL;

@@ -41,13 +41,9 @@ typedef struct rs__qrels {
   uint32_t *doc_len;
   int32_t *grade;
 
-  /* Topic t's distinct non-negative grades, ascending, with their counts:
-   * lv_n[t] of them at first[t] in lv_grade and lv_count (a topic has at
-   * most one per judgment, so the ranges of the judgments serve). */
-  uint32_t *lv_n;
-  int32_t *lv_grade;
-  uint32_t *lv_count;
-  uint32_t max_lv_n; /* the most levels a topic has */
+  /* A topic's grade levels are counted where it is evaluated
+   * (rs__levels_of, from its grades), which needs no table here. */
+  size_t max_count;  /* the most judgments a topic has */
   int32_t max_grade; /* the highest grade (-1: none >= 0) */
 
   /* First duplicate docno per topic (index into doc[]), or SIZE_MAX. */
@@ -101,7 +97,6 @@ static inline void rs__qrels_prefetch(const rs__qrels *q, size_t t, int stage)
     __builtin_prefetch(&q->topic_len[t]);
     __builtin_prefetch(&q->first[t]);
     __builtin_prefetch(&q->count[t]);
-    __builtin_prefetch(&q->lv_n[t]);
     __builtin_prefetch(&q->dup[t]);
     __builtin_prefetch(&q->next_in_file[t]);
   } else if (stage == 1) {
@@ -111,8 +106,6 @@ static inline void rs__qrels_prefetch(const rs__qrels *q, size_t t, int stage)
     __builtin_prefetch(&q->grade[a]);
     __builtin_prefetch(&q->doc[a]);
     if (b - a > 8) __builtin_prefetch(&q->doc[a + 8]);
-    __builtin_prefetch(&q->lv_grade[a]);
-    __builtin_prefetch(&q->lv_count[a]);
   } else {
     const size_t a = q->first[t], b = a + q->count[t];
     for (size_t j = a; j < b && j < a + 16; j++) __builtin_prefetch(q->doc[j]);

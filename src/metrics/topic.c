@@ -225,3 +225,27 @@ void rs_eval_topic_missing(const rs_plan *plan, const rs_levels *lv, rs_scratch 
   }
   if (relstring_out) relstring_out[0] = '\0';
 }
+
+rs_levels rs__levels_of(const int32_t *restrict grade, size_t m, int32_t *restrict level_grade,
+                        uint32_t *restrict level_count)
+{
+  size_t n = 0;
+  for (size_t j = 0; j < m; j++) {
+    const int32_t x = grade[j];
+    if (x < 0) continue;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+      const size_t mid = (lo + hi) / 2;
+      if (level_grade[mid] < x) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < n && level_grade[lo] == x) {
+      level_count[lo]++;
+      continue;
+    }
+    memmove(level_grade + lo + 1, level_grade + lo, (n - lo) * sizeof *level_grade);
+    memmove(level_count + lo + 1, level_count + lo, (n - lo) * sizeof *level_count);
+    level_grade[lo] = x, level_count[lo] = 1, n++;
+  }
+  return (rs_levels){level_grade, level_count, n};
+}

@@ -21,6 +21,14 @@
 void rs__eval_topic_judged(const rs_plan *plan, const int32_t *rel, size_t n, const int32_t *judged, size_t n_judged,
                            const rs_levels *lv, rs_scratch *scratch, double *out, char *relstring_out);
 
+/* A topic's grade levels (rs_levels) from its judgments' grades
+ * grade[0, m): the distinct grades >= 0 ascending with their counts, in
+ * level_grade and level_count (room for as many as there are distinct
+ * grades, m at most).  A topic has a handful of
+ * judgments and fewer distinct grades: a binary search and a rare
+ * insertion per judgment. */
+rs_levels rs__levels_of(const int32_t *grade, size_t m, int32_t *level_grade, uint32_t *level_count);
+
 /* How many of the ascending ranks pos[0..n) are below k (binary search:
  * n is the handful of relevant docs a ranking holds): the kernel's counts
  * at a cutoff, and the judged list of a ranking cut at depth k. */
