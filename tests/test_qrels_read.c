@@ -115,6 +115,37 @@ Test(qrels_read, shares_give_the_same_tables)
   cr_expect_str_eq(msg, "");
 }
 
+/* A topic whose lines are together, cut in two only by where the text is
+ * shared out, stays one group: its judgments are not gathered, so every
+ * thread count gives one thread's tables, first[] in file order.  18001
+ * topics of 7 lines of 20 bytes, in an order strcmp does not keep (a
+ * gathering would put them in topic order); at two threads the second
+ * share starts at line 63004, inside the 9001st topic. */
+Test(qrels_read, a_topic_cut_by_the_shares_stays_in_place)
+{
+  text t = {0};
+  for (unsigned i = 0; i < 18001; i++)
+    for (unsigned k = 0; k < 7; k++) put(&t, "t%06u 0 d%06u %u\n", (i * 7919u + 13u) % 1000000u, k, (i + k) % 3);
+  cr_assert_eq(t.len, 18001u * 7 * 20);
+  const char *path = th_write_temp(0, "qrels.txt", t.s);
+  char msg[512];
+  read_everywhere(path, msg, sizeof msg);
+  cr_expect_str_eq(msg, "");
+  rs__qrels *q = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__qrels_read(path, RS_NUMBERS_AS_TREC_EVAL, 2, &q, &err), RS_OK, "%s", err.msg);
+  size_t bad = 0;
+  for (size_t r = 0; r < q->n_topics; r++) { /* in place: topic r's lines are where the file has them */
+    const char *line = q->doc[q->first[r]] - 3 - q->topic_len[r];
+    bad += q->count[r] != 7 || memcmp(line, q->topic_id[r], q->topic_len[r]) != 0 ||
+           q->first[r] * 20 != (size_t)(line - q->text);
+  }
+  cr_expect_eq(q->n_topics, 18001);
+  cr_expect_eq(bad, 0, "%zu topics not in place", bad);
+  rs__qrels_free(q);
+  free(t.s);
+}
+
 Test(qrels_read, shares_tell_the_first_error)
 {
   char msg[512];

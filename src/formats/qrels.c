@@ -474,7 +474,12 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
   }
   if (rc) goto done;
   /* The shares' groups, one after another (each share counted its groups
-   * from 0; their first judgments are already the file's). */
+   * from 0; their first judgments are already the file's).  A share that
+   * begins inside a topic's lines goes on with the group the share before
+   * it ended with: its judgments follow that group's in the arrays, and a
+   * topic split only by where the text was cut would otherwise take the
+   * gathering path below (at 1M x 100 and two threads, 90-280 ms of fresh
+   * arrays and copies). */
   for (size_t c = 0; c < n_shares; c++) {
     qrels_share *sh = &shares[c];
     if (n_keys + sh->n_keys > UINT32_MAX) {
@@ -491,11 +496,13 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
         goto done;
       }
       keys = nk;
-      for (size_t k = 0; k < sh->n_keys; k++) {
-        keys[n_keys + k] = sh->keys[k];
-        keys[n_keys + k].group += (uint32_t)n_keys;
+      const topic_key *last = n_keys ? &keys[n_keys - 1] : NULL;
+      const size_t go_on = last && last->len == sh->keys[0].len && rs__same_bytes(last->id, sh->keys[0].id, last->len);
+      for (size_t k = go_on; k < sh->n_keys; k++) {
+        keys[n_keys + k - go_on] = sh->keys[k];
+        keys[n_keys + k - go_on].group += (uint32_t)(n_keys - go_on);
       }
-      n_keys += sh->n_keys;
+      n_keys += sh->n_keys - go_on;
     }
     n_lines += sh->n_judged;
     q->n_positive_lines += sh->n_positive;
