@@ -99,7 +99,7 @@ static int run(int argc, char **argv)
 int main(int argc, char **argv)
 {
   if (rs__mpi_init(&argc, &argv) != 0) return RS_EXIT_INPUT;
-  rs__mapped_guard_sigbus("ragsweep", RS_EXIT_INPUT); /* text runs are read through mappings */
+  rs__mapped_guard_sigbus("ragsweep", RS_EXIT_INPUT); /* text runs and qrels are read through mappings */
   const int status = run(argc, argv);
   rs__mpi_finalize();
   return status;

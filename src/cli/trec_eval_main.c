@@ -30,6 +30,6 @@ int main(int argc, char **argv)
     fprintf(stderr, "trec_eval: does not split its work across MPI ranks; run it as one process\n");
     return RS_EXIT_USAGE;
   }
-  rs__mapped_guard_sigbus("trec_eval", RS_EXIT_INPUT); /* runs are read through mappings */
+  rs__mapped_guard_sigbus("trec_eval", RS_EXIT_INPUT); /* runs and qrels are read through mappings */
   return rs_cli_trec_eval(argc, argv, "trec_eval");
 }
