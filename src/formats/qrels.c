@@ -6,6 +6,9 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "formats/numparse.h"
 #include "formats/textio.h"
@@ -272,16 +275,33 @@ static int line_is_comment(const char *text, const char *p)
   return *a == '#';
 }
 
+/* The share's lines and how many of them are comments: a line starts at
+ * begin and after each newline before end, a comment with '#'.  A memchr
+ * per 23-byte line was a call per line (1M x 100's qrels: 28-42 ms); the
+ * newlines, and the '#' bytes after them, are counted 16 bytes a step. */
 static void count_share(qrels_share *sh)
 {
-  size_t n = 0, comments = 0;
-  for (const char *c = sh->begin; c < sh->end;) {
-    n++;
-    comments += *c == '#';
-    const char *nl = memchr(c, '\n', (size_t)(sh->end - c));
-    c = nl ? nl + 1 : sh->end;
+  const char *const p = sh->begin;
+  const size_t m = sh->end > p ? (size_t)(sh->end - p) - 1 : 0; /* newlines at [0, m) start a line */
+  size_t lines = sh->end > p, comments = sh->end > p && *p == '#', i = 0;
+#if defined(__SSE2__)
+  const __m128i newline = _mm_set1_epi8('\n'), hash = _mm_set1_epi8('#'), zero = _mm_setzero_si128();
+  while (i + 16 <= m) { /* p[i + 16] is still in the share */
+    __m128i n_acc = zero, c_acc = zero; /* per byte lane: -1 per hit, at most 255 rounds */
+    for (int round = 0; round < 255 && i + 16 <= m; round++, i += 16) {
+      const __m128i is_nl = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + i)), newline);
+      const __m128i then_hash = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + i + 1)), hash);
+      n_acc = _mm_sub_epi8(n_acc, is_nl);
+      c_acc = _mm_sub_epi8(c_acc, _mm_and_si128(is_nl, then_hash));
+    }
+    const __m128i n_sum = _mm_sad_epu8(n_acc, zero), c_sum = _mm_sad_epu8(c_acc, zero);
+    lines += (size_t)_mm_cvtsi128_si32(n_sum) + (size_t)_mm_cvtsi128_si32(_mm_srli_si128(n_sum, 8));
+    comments += (size_t)_mm_cvtsi128_si32(c_sum) + (size_t)_mm_cvtsi128_si32(_mm_srli_si128(c_sum, 8));
   }
-  sh->n_lines = n;
+#endif
+  for (; i < m; i++)
+    if (p[i] == '\n') lines++, comments += p[i + 1] == '#';
+  sh->n_lines = lines;
   sh->n_comments = comments;
 }
 
