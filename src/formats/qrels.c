@@ -570,10 +570,18 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory indexing %zu judgments", name, n_lines);
     goto done;
   }
-  enum { AHEAD = 16 }; /* the topic index is out of cache at a million topics: its slots are fetched ahead */
+  /* The topic index is out of cache at a million topics: its slots are
+   * fetched AHEAD keys ahead, and the slot worked out for the fetch is
+   * kept for the insertion (home[k % AHEAD]: each id hashed once). */
+  enum { AHEAD = 16 };
+  size_t home[AHEAD];
+  for (size_t k = 0; k < AHEAD && k < n_keys; k++) home[k] = (size_t)rs__hash_bytes(keys[k].id, keys[k].len) & q->tix_mask;
   for (size_t k = 0, r = 0, at = 0; k < n_keys; k++) {
-    if (k + AHEAD < n_keys)
-      __builtin_prefetch(&q->tix[(size_t)rs__hash_bytes(keys[k + AHEAD].id, keys[k + AHEAD].len) & q->tix_mask], 1);
+    size_t i = home[k % AHEAD];
+    if (k + AHEAD < n_keys) {
+      home[k % AHEAD] = (size_t)rs__hash_bytes(keys[k + AHEAD].id, keys[k + AHEAD].len) & q->tix_mask;
+      __builtin_prefetch(&q->tix[home[k % AHEAD]], 1);
+    }
     if (k > 0 && cmp_topic_key(&keys[k - 1], &keys[k]) == 0) {
       rank_of[keys[k].group] = (uint32_t)(r - 1);
       continue;
@@ -584,7 +592,6 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
     at += (size_t)keys[k].len + 1;
     q->topic_len[r] = keys[k].len;
     rank_of[keys[k].group] = (uint32_t)r;
-    size_t i = (size_t)rs__hash_bytes(keys[k].id, keys[k].len) & q->tix_mask;
     while (q->tix[i]) i = (i + 1) & q->tix_mask;
     q->tix[i] = (uint32_t)(r + 1);
     r++;
