@@ -49,7 +49,6 @@ void *rs__malloc_lines(size_t size);
 /* n * size, or SIZE_MAX when that overflows (so the allocation fails). */
 size_t rs__mul(size_t n, size_t size);
 
-/* 64-bit hash of a byte string (for interning ids; not cryptographic). */
 /* s[0, n), n < 8, as a little-endian word: two overlapping 4-byte loads
  * inside s from 4 bytes on, else a byte loop (the definition). */
 static inline uint64_t rs__load_short_le(const char *s, size_t n)
@@ -67,6 +66,7 @@ static inline uint64_t rs__load_short_le(const char *s, size_t n)
   return w;
 }
 
+/* 64-bit hash of a byte string (for interning ids; not cryptographic). */
 static inline uint64_t rs__hash_bytes(const char *s, size_t n)
 {
   /* FNV-1a over 8-byte words with a final avalanche: fast on short ids. */

@@ -394,13 +394,20 @@ static int ensure_thread_state(thread_state *ts, const rs_plan *plan, size_t n, 
   return 1;
 }
 
+/* A docno of len bytes (not NUL-terminated: run and qrels docnos point into
+ * their files) as a string for a message, cut to fit out[cap]. */
+static void docno_for_message(char *out, size_t cap, const char *doc, size_t len)
+{
+  const size_t n = len < cap - 1 ? len : cap - 1;
+  memcpy(out, doc, n);
+  out[n] = '\0';
+}
+
 static void note_topic_error(thread_state *ts, int32_t topic, const char *doc, size_t len)
 {
   if (ts->err_topic >= 0 && ts->err_topic <= topic) return;
   ts->err_topic = topic;
-  size_t n = len < sizeof ts->err_doc - 1 ? len : sizeof ts->err_doc - 1;
-  memcpy(ts->err_doc, doc, n);
-  ts->err_doc[n] = '\0';
+  docno_for_message(ts->err_doc, sizeof ts->err_doc, doc, len);
 }
 
 static rs_levels topic_levels(const rs__qrels *q, size_t t, thread_state *ts)
@@ -1099,11 +1106,9 @@ static rs_code evaluate(const rs_te_config *cfg, rs__numbers numbers, const char
       break;
     }
     /* 10.0 ranks one unpooled dummy doc (see rs_eval_topic_missing). */
-    if (q->dup[t] != SIZE_MAX) { /* the docno as note_topic_error shows it (the qrels' are not NUL-terminated) */
+    if (q->dup[t] != SIZE_MAX) {
       char doc[sizeof e.ts[0].err_doc];
-      const size_t n = q->doc_len[q->dup[t]] < sizeof doc - 1 ? q->doc_len[q->dup[t]] : sizeof doc - 1;
-      memcpy(doc, q->doc[q->dup[t]], n);
-      doc[n] = '\0';
+      docno_for_message(doc, sizeof doc, q->doc[q->dup[t]], q->doc_len[q->dup[t]]);
       topic_failed(res, t, RS_DUPLICATE, doc);
       break;
     }
