@@ -276,6 +276,158 @@ Test(eval, ties_break_on_ids_not_in_strcmp_order)
   rs__corpus_close(c);
 }
 
+/* Tie groups of every shape against an order the test works out itself.
+ * Rows of 150 docs whose scores fall in groups of 1, 2 (most), 3, 5 and 70
+ * equal scores (groups that cross the 64th and 128th rank too), each group
+ * stored in a shuffled order; the same rows put in trec_eval's order here
+ * (score descending, then doc id descending by strcmp) and scored with
+ * --ties=stored must give the same per-query values, to the bit.  Scores
+ * stored as float32 and float64, and doc ids in and out of strcmp order
+ * ("d10" < "d9", which the engine ranks at open). */
+enum { TIE_NQ = 40, TIE_K = 150, TIE_ND = 400, TIE_JUDGED = 30 };
+typedef struct {
+  int32_t doc[TIE_NQ][TIE_K];
+  double score[TIE_NQ][TIE_K];
+  char name[TIE_ND][8];
+  const char *did[TIE_ND];
+  int64_t qoff[TIE_NQ + 1];
+  int32_t qdoc[TIE_NQ * TIE_JUDGED], qgrade[TIE_NQ * TIE_JUDGED];
+} tie_rows;
+
+static uint64_t tie_rng = 0x9e3779b97f4a7c15u;
+static uint32_t tie_next(uint32_t below)
+{
+  tie_rng ^= tie_rng << 13, tie_rng ^= tie_rng >> 7, tie_rng ^= tie_rng << 17;
+  return (uint32_t)(tie_rng % below);
+}
+
+static const tie_rows *tie_sorting; /* qsort has no context argument in C11 */
+static size_t tie_sorting_q;
+static int trec_order(const void *a, const void *b)
+{
+  const size_t x = *(const size_t *)a, y = *(const size_t *)b, q = tie_sorting_q;
+  const double sx = tie_sorting->score[q][x], sy = tie_sorting->score[q][y];
+  if (sx != sy) return sx > sy ? -1 : 1;
+  return -strcmp(tie_sorting->did[tie_sorting->doc[q][x]], tie_sorting->did[tie_sorting->doc[q][y]]);
+}
+
+/* Judgments of every query: every fifth ranked doc or so (grades 0..3,
+ * distinct docs), then docs the rows do not rank. */
+static void judge_tie_rows(tie_rows *t)
+{
+  t->qoff[0] = 0;
+  for (size_t q = 0; q < TIE_NQ; q++) {
+    size_t n = 0;
+    for (size_t j = 0; j < TIE_JUDGED; j++) {
+      const int32_t d = j < TIE_JUDGED - 3 ? t->doc[q][(j * 5 + tie_next(5)) % TIE_K] : (int32_t)tie_next(TIE_ND);
+      int seen = 0;
+      for (size_t i = 0; i < n; i++) seen |= t->qdoc[t->qoff[q] + i] == d;
+      if (!seen) t->qdoc[t->qoff[q] + n] = d, t->qgrade[t->qoff[q] + n] = (int32_t)tie_next(4), n++;
+    }
+    t->qoff[q + 1] = t->qoff[q] + (int64_t)n;
+  }
+}
+
+static void write_tie_corpus(const tie_rows *t, rs__dtype score_type, const char *path)
+{
+  rs_error err = {0};
+  rs__h5w *w = NULL;
+  const char *qid[TIE_NQ];
+  char qname[TIE_NQ][8];
+  static int32_t doc[TIE_NQ * TIE_K];
+  static double score64[TIE_NQ * TIE_K];
+  static float score32[TIE_NQ * TIE_K];
+  for (size_t q = 0; q < TIE_NQ; q++) {
+    snprintf(qname[q], sizeof qname[q], "q%02zu", q), qid[q] = qname[q];
+    for (size_t j = 0; j < TIE_K; j++)
+      doc[q * TIE_K + j] = t->doc[q][j], score64[q * TIE_K + j] = t->score[q][j], score32[q * TIE_K + j] = (float)t->score[q][j];
+  }
+  cr_assert_eq(rs__h5w_create(path, 1, &w, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_strings(w, "/queries/id", qid, TIE_NQ, 0, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_strings(w, "/docs/id", t->did, TIE_ND, 0, &err), RS_OK, "%s", err.msg);
+  uint64_t dims[2] = {TIE_NQ + 1, 0};
+  cr_assert_eq(rs__h5w_array(w, "/qrels/offsets", RS_DT_I64, 1, dims, t->qoff, &err), RS_OK);
+  dims[0] = (uint64_t)t->qoff[TIE_NQ];
+  cr_assert_eq(rs__h5w_array(w, "/qrels/doc", RS_DT_I32, 1, dims, t->qdoc, &err), RS_OK);
+  cr_assert_eq(rs__h5w_array(w, "/qrels/grade", RS_DT_I32, 1, dims, t->qgrade, &err), RS_OK);
+  dims[0] = TIE_NQ, dims[1] = TIE_K;
+  cr_assert_eq(rs__h5w_array(w, "/runs/sys/doc", RS_DT_I32, 2, dims, doc, &err), RS_OK);
+  cr_assert_eq(rs__h5w_array(w, "/runs/sys/score", score_type, 2, dims,
+                             score_type == RS_DT_F32 ? (const void *)score32 : (const void *)score64, &err),
+               RS_OK);
+  cr_assert_eq(rs__h5w_commit(w, &err), RS_OK, "%s", err.msg);
+}
+
+Test(eval, ties_of_every_shape_order_as_trec_eval)
+{
+  char *dir = th_fresh_dir();
+  static tie_rows t, sorted;
+  for (int ids_sorted = 1; ids_sorted >= 0; ids_sorted--) {
+    for (size_t d = 0; d < TIE_ND; d++) { /* "d000".."d399", or "d0".."d399": not in strcmp order */
+      if (ids_sorted) snprintf(t.name[d], sizeof t.name[d], "d%03zu", d);
+      else snprintf(t.name[d], sizeof t.name[d], "d%zu", d);
+      t.did[d] = t.name[d];
+    }
+    /* a third of the rows: groups of up to 70; the others only singles
+     * and pairs (their own path), with a pair at ranks 63-64 (across the
+     * first word of tie bits) or three tied at 63-65 */
+    static const size_t group_sizes[] = {1, 1, 2, 2, 2, 2, 3, 5, 70};
+    for (size_t q = 0; q < TIE_NQ; q++) {
+      int32_t perm[TIE_ND]; /* a random choice of distinct docs: the head of a shuffle */
+      for (size_t d = 0; d < TIE_ND; d++) perm[d] = (int32_t)d;
+      for (size_t j = 0; j < TIE_K; j++) {
+        const size_t i = j + tie_next((uint32_t)(TIE_ND - j));
+        const int32_t x = perm[i];
+        perm[i] = perm[j], perm[j] = x, t.doc[q][j] = x;
+      }
+      size_t j = 0;
+      double s = 100.0;
+      while (j < TIE_K) { /* groups of equal scores, in the stored (random) doc order */
+        const size_t kind = q % 3, forced = kind == 1 ? 2 : 3;
+        size_t g = group_sizes[tie_next(kind ? 4 : sizeof group_sizes / sizeof *group_sizes)];
+        if (kind == 0 && q % 2 == 0 && j == 60) g = 10; /* a group across rank 64 */
+        if (kind == 0 && q % 2 == 1 && j == 120) g = 12; /* across rank 128 */
+        if (kind && j < 63 && j + g > 63) g = 63 - j;
+        if (kind && j == 63) g = forced;
+        for (size_t i = 0; i < g && j < TIE_K; i++) t.score[q][j++] = s;
+        s -= 0.25; /* exact in float32 too */
+      }
+    }
+    judge_tie_rows(&t);
+    sorted = t;
+    tie_sorting = &t;
+    for (size_t q = 0; q < TIE_NQ; q++) {
+      size_t ord[TIE_K];
+      for (size_t j = 0; j < TIE_K; j++) ord[j] = j;
+      tie_sorting_q = q;
+      qsort(ord, TIE_K, sizeof *ord, trec_order);
+      for (size_t j = 0; j < TIE_K; j++) sorted.doc[q][j] = t.doc[q][ord[j]], sorted.score[q][j] = t.score[q][ord[j]];
+    }
+    for (int f32 = 0; f32 <= 1; f32++) {
+      char *a = th_join(dir, "a.h5"), *b = th_join(dir, "b.h5"), *oa = th_join(dir, "oa"), *ob = th_join(dir, "ob");
+      write_tie_corpus(&t, f32 ? RS_DT_F32 : RS_DT_F64, a);
+      write_tie_corpus(&sorted, f32 ? RS_DT_F32 : RS_DT_F64, b);
+      char *ev_a[] = {(char *)th_bin(), "eval", a, "-o", oa, "--quiet", "--per-query", "-m", "AP", "-m", "RR",
+                      "-m", "nDCG", "-m", "P@{1,5,63,64,65,128,129}", "-m", "nDCG@{10,64,130}", NULL};
+      char *ev_b[] = {(char *)th_bin(), "eval", b, "-o", ob, "--quiet", "--per-query", "--ties=stored", "-m", "AP",
+                      "-m", "RR", "-m", "nDCG", "-m", "P@{1,5,63,64,65,128,129}", "-m", "nDCG@{10,64,130}", NULL};
+      th_result ra = th_run(NULL, ev_a, NULL, NULL), rb = th_run(NULL, ev_b, NULL, NULL);
+      cr_assert_eq(ra.status, 0, "%s", ra.err);
+      cr_assert_eq(rb.status, 0, "%s", rb.err);
+      char *pa = th_slurp(th_join(oa, "per_query.csv"), NULL), *pb = th_slurp(th_join(ob, "per_query.csv"), NULL);
+      cr_assert(pa && pb);
+      cr_expect(strlen(pa) > 40 * 10 * 10, "per_query.csv holds every query's values");
+      size_t at = 0, line = 1;
+      while (pa[at] && pa[at] == pb[at]) line += pa[at++] == '\n';
+      cr_expect(pa[at] == pb[at], "ids %s, %s scores: the engine's tie order differs from trec_eval's at line %zu of per_query.csv: %.80s against %.80s",
+                ids_sorted ? "in strcmp order" : "out of strcmp order", f32 ? "float32" : "float64", line,
+                pa + at - (at > 30 ? 30 : at), pb + at - (at > 30 ? 30 : at));
+      free(pa), free(pb);
+      th_free(&ra), th_free(&rb);
+    }
+  }
+}
+
 /* --- bad input: check and eval name the problem; eval leaves no CSV --------------- */
 
 typedef struct {
