@@ -2192,7 +2192,12 @@ rs_code rs__run_read(const rs__run *run, size_t q0, size_t n, rs__block *b, rs_e
   b->doc = NULL;
   b->score32 = NULL;
   b->score64 = NULL;
-  if ((g = H5Gopen2(run->file->fid, "runs", H5P_DEFAULT)) < 0 || (d = H5Gopen2(g, run->name, H5P_DEFAULT)) < 0) {
+  /* A dense run whose datasets are copied straight from the file (direct
+   * addresses) needs nothing of HDF5 here: its group is opened only for
+   * what HDF5 reads (offsets, or elements it must decode). */
+  const int through_hdf5 = run->csr || !run->doc_addr || (run->has_score && !run->score_addr);
+  if (through_hdf5 &&
+      ((g = H5Gopen2(run->file->fid, "runs", H5P_DEFAULT)) < 0 || (d = H5Gopen2(g, run->name, H5P_DEFAULT)) < 0)) {
     rc = rs__fail(err, RS_IO, "%s:/runs/%s: cannot open the run", file, run->name);
     goto done;
   }
