@@ -175,18 +175,18 @@ static void levels_of_query(void *vctx, size_t q, int tid)
   e->lv_n[q] = (uint32_t)rs__levels_of(e->c->qgrade + qa, qb - qa, e->lv_grade + qa, e->lv_count + qa).n;
 }
 
-/* A query's levels are the same for every run that ranks it: with more
- * than one group of rows to score (100 runs x 100k queries), they are
- * counted once here, in the room of the query's judgments, rather than
- * once a row (3.7% of a one-thread profile of 100 x 100k, in
- * rs__levels_of).  One run scores each query once: nothing to share, and
- * the table would only cost memory. */
+/* A query's levels are the same for every run that ranks it: when the
+ * sweep scores at least two rows a query (100 runs x 100k queries), they
+ * are counted once here, in the room of the query's judgments, rather
+ * than once a row (3.7% of a one-thread profile of 100 x 100k, in
+ * rs__levels_of).  With fewer (one run, or a shard's few rows of a big
+ * corpus) there is little to share, and the table would only cost memory. */
 static rs_code query_levels(engine *e, rs_error *err)
 {
-  size_t groups = 0;
-  for (size_t r = 0; r < e->n_runs; r += e->group[r]) groups++;
-  if (groups < 2) return RS_OK;
   const rs__corpus *c = e->c;
+  size_t rows = 0;
+  for (size_t r = 0; r < e->n_runs; r += e->group[r]) rows += end_row(e, r) - first_row(e, r);
+  if (rows / 2 < c->nq || rows < 2) return RS_OK;
   const size_t nnz = (size_t)c->qoff[c->nq];
   e->lv_grade = rs__malloc(rs__mul(nnz ? nnz : 1, sizeof *e->lv_grade));
   e->lv_count = rs__malloc(rs__mul(nnz ? nnz : 1, sizeof *e->lv_count));
@@ -374,7 +374,7 @@ static inline void order_tie_group(const rs__corpus *c, const int32_t *id_rank, 
  * A bit mask rather than a byte per pair: the groups are then found with a
  * count of trailing zeros each, where scanning the bytes mispredicted a
  * branch a word (1 rank in 10 ties in the generated sweeps: 12% of a
- * one-thread profile of 100 x 100k went to the ties). */
+ * one-thread profile of 100 x 100k went to the ties that way). */
 #define DEFINE_TIE_BITS(NAME, T, STEP, SIMD_BITS)                                                     \
   static void NAME(const T *restrict s, size_t m, uint64_t *restrict tie)                               \
   {                                                                                                      \
