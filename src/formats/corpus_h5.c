@@ -389,9 +389,9 @@ static rs_code read_strings(hid_t loc, const char *file, const char *name, size_
     vbuf = rs__calloc(n, sizeof *vbuf);
     if (!vbuf) { rc = rs__fail(err, RS_NOMEM, "%s:%s: out of memory", file, name); goto done; }
     if (n && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, vbuf) < 0) {
+      /* A read that fails part way has already handed over some strings:
+       * done reclaims them (vbuf was zeroed, so the rest read as NULL). */
       rc = rs__fail(err, RS_IO, "%s:%s: cannot read the strings", file, name);
-      free(vbuf);
-      vbuf = NULL;
       goto done;
     }
     for (size_t i = 0; i < n; i++) {
