@@ -12,7 +12,10 @@
  * is good.h5 with the length of /queries/id row 1 (bytes 16..19 of the
  * dataset's storage, little-endian) set to 0x30000000: libhdf5 1.10.8
  * allocates and clears 768 MiB for it (20 s here) and `check` called the
- * file valid. */
+ * file valid.  docs_id_unreadable.h5 is tests/fuzz/h5base/imp.h5 with byte 8299
+ * (in the global heap of /docs/id) set to 0x23 (found by fuzz_corpus_h5):
+ * H5Dread of /docs/id fails part way through its conversion, and libhdf5
+ * 1.10.8 leaks the strings it had converted. */
 #define _XOPEN_SOURCE 700
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -63,6 +66,13 @@ static const bad_case cases[] = {
   /* the root attribute: whether the corrupt string heap of crash_queries_id.h5 faults depends on the heap layout
    * the forked probe inherits, and this command never decodes those strings outside the probe */
   {"crash as a run file: compare", 0, 0, 0, 0, 0, "compare %D/good.h5 %D/crash_root_attr.h5 -o %T/out", 2, "crash_root_attr.h5: libhdf5 crashed decoding", 0},
+  /* strings libhdf5 fails to read part way (and leaks what it had converted): the probe's read fails first, and the
+   * file is refused before this process decodes them, at any number of probes */
+  {"unreadable doc ids: check", 0, 0, 0, 0, 0, "check %D/docs_id_unreadable.h5", 2, "docs_id_unreadable.h5:/docs/id: libhdf5 cannot decode the strings", 0},
+  {"unreadable doc ids: eval, 1 probe", 0, 0, 0, 0, "OMP_NUM_THREADS=1", "eval %D/docs_id_unreadable.h5 -o %T/out", 2, ":/docs/id: libhdf5 cannot decode the strings", "out"},
+  {"unreadable doc ids: eval, 3 probes", 0, 0, 0, 0, "OMP_NUM_THREADS=3", "eval %D/docs_id_unreadable.h5 -o %T/out", 2, ":/docs/id: libhdf5 cannot decode the strings", "out"},
+  {"unreadable doc ids: export", 0, 0, 0, 0, 0, "export %D/docs_id_unreadable.h5 -o %T/out", 2, ":/docs/id: libhdf5 cannot decode the strings", "out"},
+  {"unreadable doc ids as a run file: eval", 0, 0, 0, 0, 0, "eval %D/good.h5 %D/docs_id_unreadable.h5 -o %T/out", 2, "docs_id_unreadable.h5:/docs/id: libhdf5 cannot decode", "out"},
   /* sizes bounded by the file */
   {"huge chunked doc: check", 0, 0, 0, 0, 0, "check %D/huge_doc.h5", 2, "/runs/r/doc: the dataset declares 17179869184 bytes", 0},
   {"huge chunked doc: eval", 0, 0, 0, 0, 0, "eval %D/huge_doc.h5 -o %T/out", 2, "refusing to allocate it", 0},

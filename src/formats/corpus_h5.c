@@ -832,6 +832,12 @@ typedef struct {
   int defer_strings;
   int qids_ok;     /* written by the child: see qid_check */
   int docs_sorted; /* written by the child that decoded /docs/id: see probe_strings */
+  /* Written by the child: the first string dataset the parent reads whose
+   * H5Dread failed (its place in the visit: unreadable_at - 1).  The parent
+   * then refuses the file without decoding it: libhdf5 1.10.8 leaks the
+   * strings it had converted before such a failure. */
+  char unreadable[PROBE_WHAT];
+  uint64_t unreadable_at;
 } probe_state;
 
 /* A child that makes no step for this long is stuck in libhdf5 (some
@@ -942,8 +948,9 @@ done:
  * length is impossible: read_strings refuses that file); with qc set,
  * passes each string to it.  With sorted set, *sorted = 1 when every
  * string was read (none NULL) and they rise strictly in strcmp order, as
- * read_strings would give them. */
-static void probe_strings(const char *path, hid_t d, uint64_t fsize, probe_state *ps, qid_check *qc, int *sorted)
+ * read_strings would give them.  Returns 1 when libhdf5 failed to read a
+ * block (the same bytes fail the parent's read of the whole dataset). */
+static int probe_strings(const char *path, hid_t d, uint64_t fsize, probe_state *ps, qid_check *qc, int *sorted)
 {
   /* The last string of the previous block.  On the stack: the probe
    * allocates nothing libhdf5 does not, so that a corrupt file faults in
@@ -951,7 +958,7 @@ static void probe_strings(const char *path, hid_t d, uint64_t fsize, probe_state
    * parent's own check). */
   char prev[256];
   size_t prev_len = 0;
-  int in_order = sorted != NULL, has_prev = 0;
+  int in_order = sorted != NULL, has_prev = 0, read_failed = 0;
   hid_t ft = H5Dget_type(d), fs = H5Dget_space(d), mt = -1, ms = -1;
   hsize_t dims[2] = {0, 0};
   if (ft < 0 || fs < 0 || H5Sget_simple_extent_ndims(fs) != 1) goto done;
@@ -974,10 +981,12 @@ static void probe_strings(const char *path, hid_t d, uint64_t fsize, probe_state
     hsize_t n = dims[0] - r0 < PROBE_BLOCK ? dims[0] - r0 : PROBE_BLOCK;
     memset(buf, 0, (size_t)n * esize);
     close_id(ms);
-    if ((ms = H5Screate_simple(1, &n, NULL)) < 0 ||
-        H5Sselect_hyperslab(fs, H5S_SELECT_SET, &r0, NULL, &n, NULL) < 0 ||
-        H5Dread(d, mt, ms, fs, H5P_DEFAULT, buf) < 0)
+    if ((ms = H5Screate_simple(1, &n, NULL)) < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, &r0, NULL, &n, NULL) < 0)
       break;
+    if (H5Dread(d, mt, ms, fs, H5P_DEFAULT, buf) < 0) {
+      read_failed = 1; /* what libhdf5 converted before failing is lost in it: no reclaim can reach it */
+      break;
+    }
     ((probe_state *)ps)->progress++;
     const char *last = has_prev ? prev : NULL;
     size_t last_len = prev_len;
@@ -1005,6 +1014,7 @@ done:
   close_id(mt);
   close_id(fs);
   close_id(ft);
+  return read_failed;
 }
 
 /* 1 for the numeric datasets the parent reads: /qrels/{offsets,doc,grade}
@@ -1146,12 +1156,27 @@ static uint64_t dataset_elems(hid_t s)
 }
 
 /* Decodes the strings of dataset o (named name). */
+/* The string datasets of a corpus the parent reads (read_strings): one
+ * that libhdf5 cannot read fails the probe.  Others (a user's own) are
+ * decoded for faults only: the parent never reads them. */
+static int parent_reads_strings(const char *name)
+{
+  static const char *const read[] = {"/queries/id", "/queries/text", "/docs/id", "/docs/text"};
+  for (size_t i = 0; i < sizeof read / sizeof *read; i++)
+    if (strcmp(name, read[i]) == 0) return 1;
+  return 0;
+}
+
 static void probe_string_object(probe_state *ps, hid_t o, const char *name)
 {
   qid_check qc = {0};
   const int is_qids = !ps->only && strcmp(name, "/queries/id") == 0;
   const int is_dids = !ps->only && strcmp(name, "/docs/id") == 0;
-  probe_strings(ps->path, o, ps->fsize, ps, is_qids ? &qc : NULL, is_dids ? &ps->docs_sorted : NULL);
+  if (probe_strings(ps->path, o, ps->fsize, ps, is_qids ? &qc : NULL, is_dids ? &ps->docs_sorted : NULL) &&
+      !ps->unreadable_at && parent_reads_strings(name)) {
+    snprintf(ps->unreadable, sizeof ps->unreadable, "%s", name);
+    ps->unreadable_at = ps->n_objects + 1;
+  }
 }
 
 /* The string datasets left for after the visit (defer_strings), in static
@@ -1477,6 +1502,20 @@ static rs_code probe_finish(probe_run *pr, uint32_t *found, int *qids_ok, int *d
                     "%s: libhdf5 crashed decoding %s (signal %d): the file is corrupt; write it again "
                     "(ragsweep import) or restore it",
                     path, c->what[0] ? c->what : "the file", WTERMSIG(st));
+  }
+  /* No child crashed: the string dataset that failed first in the visit,
+   * as one child would have found it. */
+  int unreadable = -1;
+  for (unsigned i = 0; i < started && !rc; i++)
+    if (ps[i].unreadable_at && (unreadable < 0 || ps[i].unreadable_at < ps[unreadable].unreadable_at))
+      unreadable = (int)i;
+  if (unreadable >= 0) {
+    probe_state *c = &ps[unreadable];
+    c->unreadable[PROBE_WHAT - 1] = '\0';
+    rc = rs__fail(err, RS_FORMAT,
+                  "%s:%s: libhdf5 cannot decode the strings: the file is corrupt; write it again (ragsweep import) "
+                  "or restore it",
+                  path, c->unreadable);
   }
   if (found) *found = rc ? 0 : ps[0].links_found;
   if (qids_ok) {

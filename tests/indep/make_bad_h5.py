@@ -2,9 +2,10 @@
 """Writes the malformed HDF5 corpora of tests/test_badinput.c (tests/data/bad/).
 
 Each is a small valid corpus (2 queries, 3 docs, one dense run) with one
-defect.  The crash_*.h5 files next to them are not made here: they are
-single-byte mutations of a `ragsweep import` output that crash libhdf5
-1.10.8 in-process (found by mutating every byte; see the test file).
+defect.  The crash_*.h5 files and docs_id_unreadable.h5 next to them are
+not made here: they are single-byte mutations of a `ragsweep import` output
+that crash libhdf5 1.10.8 in-process or make it fail a read and leak (found
+by mutating every byte, and by fuzz_corpus_h5; see the test file).
 
   /usr/bin/python3 tests/indep/make_bad_h5.py tests/data/bad
 """
