@@ -105,6 +105,17 @@ for p in 2 3; do
   else bad "np$p/crash: exit $(cat np$p/crash.rc)"; cat "np$p/crash.stderr"; fi
 done
 
+# Doc ids libhdf5 fails to read part way: only the rank whose share holds
+# /docs/id sees it in its probe; every rank ends with that message and no
+# rank reads the strings itself.
+for p in 2 3; do
+  run_case "np$p" unreadable $MPIRUN -np "$p" "$MPI/ragsweep" eval "$DATA/docs_id_unreadable.h5" -o unreadable --quiet
+  if [ "$(cat np$p/unreadable.rc)" != 0 ] && grep -q "/docs/id: libhdf5 cannot decode the strings" "np$p/unreadable.stderr" &&
+    [ ! -e "np$p/unreadable" ]; then
+    ok "np$p/unreadable: exit $(cat np$p/unreadable.rc), the probe's verdict on /docs/id, no output folder"
+  else bad "np$p/unreadable: exit $(cat np$p/unreadable.rc)"; cat "np$p/unreadable.stderr"; fi
+done
+
 # An error before the sweep (-o names a file): every rank ends.
 touch np2/file
 run_case np2 ofile $MPIRUN -np 2 "$MPI/ragsweep" eval $INPUTS -o file --quiet
