@@ -277,13 +277,14 @@ Test(llm_shard, judge_shard_killed_resumes, .timeout = 120)
   cr_assert_eq(one.status, 0, "%s", one.err);
   th_free(&one);
   const size_t base = stub_requests(&stub);
+  const char *bin = th_bin(); /* before the chdir: without RAGSWEEP_BIN it is build/ragsweep, from here */
   pid_t pid = fork();
   cr_assert(pid >= 0);
   if (pid == 0) {
     if (chdir(dir) != 0) _exit(126);
     freopen("/dev/null", "w", stdout);
     freopen("/dev/null", "w", stderr);
-    execl(th_bin(), th_bin(), JUDGE_ARGS("s/0"), "--shard", "0/2", "--concurrency", "1", (char *)NULL);
+    execl(bin, bin, JUDGE_ARGS("s/0"), "--shard", "0/2", "--concurrency", "1", (char *)NULL);
     _exit(127);
   }
   const long share = (long)share_start(n_pairs, 1, 2); /* shard 0 of 2 */
