@@ -13,9 +13,14 @@
  * dataset's storage, little-endian) set to 0x30000000: libhdf5 1.10.8
  * allocates and clears 768 MiB for it (20 s here) and `check` called the
  * file valid.  docs_id_unreadable.h5 is tests/fuzz/h5base/imp.h5 with byte 8299
- * (in the global heap of /docs/id) set to 0x23 (found by fuzz_corpus_h5):
- * H5Dread of /docs/id fails part way through its conversion, and libhdf5
- * 1.10.8 leaks the strings it had converted. */
+ * (the top byte of the heap address of /docs/id row 2) set to 0x23 (found by
+ * fuzz_corpus_h5): H5Dread of /docs/id fails part way through its
+ * conversion, and libhdf5 1.10.8 leaks the strings it had converted.
+ * queries_text_unreadable.h5 is the same edit to /queries/text row 1 (byte
+ * 8251).  crash_queries_text.h5 is imp.h5 with byte 2153 (in the global heap)
+ * set to 0xff: libhdf5 1.10.8 segfaults decoding /queries/text.  The query
+ * and doc ids of these files are read from the file's bytes, not by libhdf5
+ * (src/formats/h5_heap.c): a corrupt id heap is the reader's error. */
 #define _XOPEN_SOURCE 700
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -43,14 +48,21 @@ typedef struct {
 
 static const bad_case cases[] = {
   /* HDF5 that crashes libhdf5 in-process */
-  {"crash vlen ids: check", 0, 0, 0, 0, 0, "check %D/crash_queries_id.h5", 2, "libhdf5 crashed decoding /queries/id (", 0},
-  {"crash vlen ids: eval", 0, 0, 0, 0, 0, "eval %D/crash_queries_id.h5 -o %T/out", 2, "libhdf5 crashed decoding", "out"},
-  {"crash vlen ids: export", 0, 0, 0, 0, 0, "export %D/crash_queries_id.h5 -o %T/out", 2, "libhdf5 crashed decoding", "out"},
+  /* strings libhdf5 still decodes (texts): the probe child crashes, not ragsweep */
+  {"crash vlen texts: check", 0, 0, 0, 0, 0, "check %D/crash_queries_text.h5", 2, "libhdf5 crashed decoding /queries/text (", 0},
+  {"crash vlen texts: eval", 0, 0, 0, 0, 0, "eval %D/crash_queries_text.h5 -o %T/out", 2, "libhdf5 crashed decoding /queries/text (", "out"},
+  {"crash vlen texts: export", 0, 0, 0, 0, 0, "export %D/crash_queries_text.h5 -o %T/out", 2, "libhdf5 crashed decoding", "out"},
   /* the probe is shared among one child per thread (up to 4): the object named is the one a single child stops at */
-  {"crash vlen ids: eval, 1 probe", 0, 0, 0, 0, "OMP_NUM_THREADS=1", "eval %D/crash_queries_id.h5 -o %T/out", 2, "libhdf5 crashed decoding /queries/id (", "out"},
-  {"crash vlen ids: eval, 3 probes", 0, 0, 0, 0, "OMP_NUM_THREADS=3", "eval %D/crash_queries_id.h5 -o %T/out", 2, "libhdf5 crashed decoding /queries/id (", "out"},
+  {"crash vlen texts: eval, 1 probe", 0, 0, 0, 0, "OMP_NUM_THREADS=1", "eval %D/crash_queries_text.h5 -o %T/out", 2, "libhdf5 crashed decoding /queries/text (", "out"},
+  {"crash vlen texts: eval, 3 probes", 0, 0, 0, 0, "OMP_NUM_THREADS=3", "eval %D/crash_queries_text.h5 -o %T/out", 2, "libhdf5 crashed decoding /queries/text (", "out"},
+  /* the ids' heap that segfaults libhdf5: ids are read from the file's bytes (src/formats/h5_heap.c), never by
+   * libhdf5 in one process, and the reader names the row (the same at any number of threads) */
+  {"corrupt id heap: check", 0, 0, 0, 0, 0, "check %D/crash_queries_id.h5", 2, "crash_queries_id.h5:/queries/id: row 0: the objects of the heap collection at offset 2048 do not fit it", 0},
+  {"corrupt id heap: eval, 1 thread", 0, 0, 0, 0, "OMP_NUM_THREADS=1", "eval %D/crash_queries_id.h5 -o %T/out", 2, ":/queries/id: row 0: the objects of the heap collection at offset 2048 do not fit it", "out"},
+  {"corrupt id heap: eval, 3 threads", 0, 0, 0, 0, "OMP_NUM_THREADS=3", "eval %D/crash_queries_id.h5 -o %T/out", 2, ":/queries/id: row 0: the objects of the heap collection at offset 2048 do not fit it", "out"},
+  {"corrupt id heap: export", 0, 0, 0, 0, 0, "export %D/crash_queries_id.h5 -o %T/out", 2, ":/queries/id: row 0: the objects of the heap collection", "out"},
   {"crash root attr: eval, 4 probes", 0, 0, 0, 0, "OMP_NUM_THREADS=4", "eval %D/crash_root_attr.h5 -o %T/out", 2, "libhdf5 crashed decoding / attribute format", "out"},
-  {"crash vlen ids: compare", 0, 0, 0, 0, 0, "compare %D/crash_queries_id.h5 -o %T/out", 2, "libhdf5 crashed decoding", 0},
+  {"corrupt id heap: compare", 0, 0, 0, 0, 0, "compare %D/crash_queries_id.h5 -o %T/out", 2, ":/queries/id: row 0: the objects of the heap collection", 0},
   {"crash root attr: check", 0, 0, 0, 0, 0, "check %D/crash_root_attr.h5", 2, "libhdf5 crashed decoding / attribute format", 0},
   {"crash root attr: eval", 0, 0, 0, 0, 0, "eval %D/crash_root_attr.h5 -o %T/out", 2, "crash_root_attr.h5: libhdf5 crashed", "out"},
   {"crash root attr: export", 0, 0, 0, 0, 0, "export %D/crash_root_attr.h5 -o %T/out", 2, "libhdf5 crashed", "out"},
@@ -68,11 +80,13 @@ static const bad_case cases[] = {
   {"crash as a run file: compare", 0, 0, 0, 0, 0, "compare %D/good.h5 %D/crash_root_attr.h5 -o %T/out", 2, "crash_root_attr.h5: libhdf5 crashed decoding", 0},
   /* strings libhdf5 fails to read part way (and leaks what it had converted): the probe's read fails first, and the
    * file is refused before this process decodes them, at any number of probes */
-  {"unreadable doc ids: check", 0, 0, 0, 0, 0, "check %D/docs_id_unreadable.h5", 2, "docs_id_unreadable.h5:/docs/id: libhdf5 cannot decode the strings", 0},
-  {"unreadable doc ids: eval, 1 probe", 0, 0, 0, 0, "OMP_NUM_THREADS=1", "eval %D/docs_id_unreadable.h5 -o %T/out", 2, ":/docs/id: libhdf5 cannot decode the strings", "out"},
-  {"unreadable doc ids: eval, 3 probes", 0, 0, 0, 0, "OMP_NUM_THREADS=3", "eval %D/docs_id_unreadable.h5 -o %T/out", 2, ":/docs/id: libhdf5 cannot decode the strings", "out"},
-  {"unreadable doc ids: export", 0, 0, 0, 0, 0, "export %D/docs_id_unreadable.h5 -o %T/out", 2, ":/docs/id: libhdf5 cannot decode the strings", "out"},
-  {"unreadable doc ids as a run file: eval", 0, 0, 0, 0, 0, "eval %D/good.h5 %D/docs_id_unreadable.h5 -o %T/out", 2, "docs_id_unreadable.h5:/docs/id: libhdf5 cannot decode", "out"},
+  {"unreadable query texts: check", 0, 0, 0, 0, 0, "check %D/queries_text_unreadable.h5", 2, "queries_text_unreadable.h5:/queries/text: libhdf5 cannot decode the strings", 0},
+  {"unreadable query texts: eval, 1 probe", 0, 0, 0, 0, "OMP_NUM_THREADS=1", "eval %D/queries_text_unreadable.h5 -o %T/out", 2, ":/queries/text: libhdf5 cannot decode the strings", "out"},
+  {"unreadable query texts: eval, 3 probes", 0, 0, 0, 0, "OMP_NUM_THREADS=3", "eval %D/queries_text_unreadable.h5 -o %T/out", 2, ":/queries/text: libhdf5 cannot decode the strings", "out"},
+  {"unreadable query texts: export", 0, 0, 0, 0, 0, "export %D/queries_text_unreadable.h5 -o %T/out", 2, ":/queries/text: libhdf5 cannot decode the strings", "out"},
+  /* the same fault in the doc ids: the heap reader names the row */
+  {"unreadable doc ids: check", 0, 0, 0, 0, 0, "check %D/docs_id_unreadable.h5", 2, "docs_id_unreadable.h5:/docs/id: row 2: its heap collection address 2522015791327479808 is outside the file (16784 bytes)", 0},
+  {"unreadable doc ids: eval", 0, 0, 0, 0, 0, "eval %D/docs_id_unreadable.h5 -o %T/out", 2, ":/docs/id: row 2: its heap collection address", "out"},
   /* sizes bounded by the file */
   {"huge chunked doc: check", 0, 0, 0, 0, 0, "check %D/huge_doc.h5", 2, "/runs/r/doc: the dataset declares 17179869184 bytes", 0},
   {"huge chunked doc: eval", 0, 0, 0, 0, 0, "eval %D/huge_doc.h5 -o %T/out", 2, "refusing to allocate it", 0},
