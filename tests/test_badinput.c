@@ -27,7 +27,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -450,4 +453,77 @@ Test(badinput, import_full_disk, .timeout = 60)
   snprintf(cmd, sizeof cmd, "umount '%s'", dir);
   cr_expect_eq(system(cmd), 0);
   rmdir(dir);
+}
+
+static void sleep_ms(long ms)
+{
+  struct timespec t = {ms / 1000, ms % 1000 * 1000000L};
+  nanosleep(&t, NULL);
+}
+
+/* The process ids of pid's children (from /proc), up to cap. */
+static size_t children_of(pid_t pid, pid_t *out, size_t cap)
+{
+  char path[64], buf[512];
+  size_t n = 0;
+  snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  const size_t got = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[got] = '\0';
+  for (char *tok = strtok(buf, " \n"); tok && n < cap; tok = strtok(NULL, " \n")) out[n++] = (pid_t)atoi(tok);
+  return n;
+}
+
+/* 1 while pid runs (a zombie, reaped or not by whoever adopted it, has ended). */
+static int is_running(pid_t pid)
+{
+  char path[64], buf[256];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  const size_t got = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[got] = '\0';
+  const char *close_paren = strrchr(buf, ')');
+  return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z' && close_paren[2] != 'X';
+}
+
+/* hang_root_attr.h5 (tests/fuzz/regress/fuzz_corpus_h5/root_attr_hang_stall_10s
+ * applied to imp.h5) makes libhdf5 loop for ever on the root attribute: the
+ * probe children spin until the parent stops them after 10 s.  A parent
+ * killed first (kill -9) takes them with it. */
+Test(badinput, probe_children_end_with_a_killed_parent, .timeout = 60)
+{
+  char cwd[1024];
+  cr_assert(getcwd(cwd, sizeof cwd));
+  char *file = th_join(cwd, "tests/data/bad/hang_root_attr.h5"); /* run from the repository root, as make test does */
+  const char *bin = th_bin();
+  const pid_t pid = fork();
+  cr_assert(pid >= 0);
+  if (pid == 0) {
+    freopen("/dev/null", "w", stdout);
+    freopen("/dev/null", "w", stderr);
+    setenv("OMP_NUM_THREADS", "2", 1);
+    execl(bin, bin, "check", file, (char *)NULL);
+    _exit(127);
+  }
+  pid_t kids[8];
+  size_t n = 0;
+  for (int i = 0; i < 200 && n == 0; i++) { /* up to 5 s for the probe to start */
+    sleep_ms(25);
+    n = children_of(pid, kids, 8);
+  }
+  cr_assert_gt(n, 0, "the probe never started");
+  sleep_ms(300); /* into libhdf5's loop */
+  for (size_t k = 0; k < n; k++) cr_assert(is_running(kids[k]), "probe child %d ended by itself", (int)kids[k]);
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  for (size_t k = 0; k < n; k++) {
+    int i = 0;
+    while (i++ < 100 && is_running(kids[k])) sleep_ms(20); /* up to 2 s */
+    cr_expect(!is_running(kids[k]), "probe child %d still runs after its parent was killed", (int)kids[k]);
+    if (is_running(kids[k])) kill(kids[k], SIGKILL); /* leave no spinning process behind */
+  }
 }

@@ -29,6 +29,9 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <unistd.h>
 
 struct rs__h5file {
@@ -1462,7 +1465,7 @@ static void probe_start(probe_run *pr, const char *path, const char *only, const
       pr->rc = rs__fail(&pr->err, RS_IO, "%s: cannot start the process that checks the file: %s", path, strerror(errno));
       break;
     }
-    const pid_t p = fork();
+    const pid_t parent = getpid(), p = fork();
     if (p < 0) {
       pr->rc = rs__fail(&pr->err, RS_IO, "%s: cannot start the process that checks the file: %s", path, strerror(errno));
       close(fds[0]);
@@ -1470,6 +1473,12 @@ static void probe_start(probe_run *pr, const char *path, const char *only, const
       break;
     }
     if (p == 0) {
+#ifdef __linux__
+      /* A child stuck in libhdf5 must not outlive a parent killed before
+       * it could stop it (kill -9, a timeout): it would spin for ever. */
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+      if (getppid() != parent) _exit(0); /* the parent is already gone */
       close(fds[0]);
       probe_child(path, &ps[pr->started], fds[1]);
     }
