@@ -42,7 +42,7 @@ typedef struct {
   const rs__h5_heap_rows *rows;
   heap_coll *slot;
   size_t cap, used;
-  uint64_t bytes; /* held by the collections in slot */
+  uint64_t bytes; /* held by the collections in slot, their index tables included */
   const heap_coll *last;
 } heap_cache;
 
@@ -234,7 +234,8 @@ static rs_code collection(heap_cache *c, uint64_t addr, size_t row, const heap_c
   const size_t i = slot_of(c, addr);
   c->slot[i] = h;
   c->used++;
-  c->bytes += size;
+  /* the tables count too: a collection of 4 KiB may name index 65535 */
+  c->bytes += size + (uint64_t)h.n_idx * (sizeof *h.obj_at + sizeof *h.obj_size);
   *out = c->last = &c->slot[i];
   return RS_OK;
 fail:
