@@ -48,9 +48,10 @@ struct rs__h5file {
   int qids_ok;
   int docs_sorted; /* the probe decoded /docs/id: strictly increasing in strcmp order */
   /* The ids (/queries/id, /docs/id) are read from the file's bytes when
-   * their layout allows (rs__h5_heap_strings; not under MPI, whose ranks
-   * read through MPI-IO); heap_skipped: the ones the probe therefore left
-   * undecoded (HEAP_QIDS, HEAP_DOCS), which libhdf5 must never read here. */
+   * their layout allows (rs__h5_heap_strings; heap_ids: not when files are
+   * opened through MPI-IO, see opens_with_mpio); heap_skipped: the ones the
+   * probe therefore left undecoded (HEAP_QIDS, HEAP_DOCS), which libhdf5
+   * must never read here. */
   int heap_ids;
   unsigned heap_skipped;
   /* A corpus is read while its probe still decodes the string datasets
@@ -1430,6 +1431,18 @@ typedef struct probe_run {
   rs_error err;
 } probe_run;
 
+/* 1 when this process opens files through MPI-IO (parallel HDF5 under
+ * MPI, even at one rank): HDF5 addresses are then not read with pread, so
+ * the ids are read through libhdf5 (after the probe has decoded them). */
+static int opens_with_mpio(void)
+{
+#if defined(RS_WITH_MPI) && defined(H5_HAVE_PARALLEL)
+  return rs__mpi_file_comm() != NULL;
+#else
+  return 0;
+#endif
+}
+
 static void probe_start(probe_run *pr, const char *path, const char *only, const char *skip,
                         const char *const *numbers, const char *const *links, int split, int defer_strings)
 {
@@ -1454,7 +1467,7 @@ static void probe_start(probe_run *pr, const char *path, const char *only, const
     ps[i].part = n_child > 1 ? i : split ? (unsigned)rs__mpi_rank() : 0;
     ps[i].parts = n_child > 1 ? n_child : split ? (unsigned)rs__mpi_size() : 1;
     ps[i].defer_strings = defer_strings;
-    ps[i].heap_ids = rs__mpi_size() <= 1; /* as open_probed sets f->heap_ids */
+    ps[i].heap_ids = !opens_with_mpio(); /* as open_probed sets f->heap_ids */
   }
   /* Each child holds the write end of a pipe: its end (exit or signal)
    * wakes the parent's poll at once, as does the byte that ends its visit
@@ -1683,7 +1696,7 @@ static rs_code open_probed(const char *path, rs_code rc, const probe_found *foun
 #if defined(RS_WITH_MPI) && defined(H5_HAVE_PARALLEL)
   /* Parallel HDF5: every rank opens the file through MPI-IO and reads its
    * own hyperslabs (independent transfers, the default). */
-  if (rs__mpi_file_comm()) {
+  if (opens_with_mpio()) {
     fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl < 0 || H5Pset_fapl_mpio(fapl, *(const MPI_Comm *)rs__mpi_file_comm(), MPI_INFO_NULL) < 0)
       rs__mpi_abort(RS_IO, "ragsweep: cannot set up MPI-IO file access (H5Pset_fapl_mpio)");
@@ -1708,7 +1721,7 @@ static rs_code open_probed(const char *path, rs_code rc, const probe_found *foun
     f->docs_sorted = found->docs_sorted && rs__mpi_size() <= 1; /* ranks read /docs/id together, at open */
     f->heap_skipped = found->heap_skipped;
   }
-  f->heap_ids = rs__mpi_size() <= 1; /* as probe_start tells the children */
+  f->heap_ids = !opens_with_mpio(); /* as probe_start tells the children */
   *out = f;
   return RS_OK;
 }
