@@ -934,14 +934,9 @@ typedef struct {
   int bad;        /* an id failed, or memory could not be had */
 } qid_check;
 
-static uint64_t id_hash(const char *s, size_t len)
-{
-  uint64_t h = 0x9e3779b97f4a7c15u ^ len;
-  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3u;
-  /* a final mix, so that ids differing in their last bytes spread */
-  h ^= h >> 33, h *= 0xff51afd7ed558ccdu, h ^= h >> 33, h *= 0xc4ceb9fe1a85ec53u, h ^= h >> 33;
-  return h;
-}
+/* rs__hash_bytes: 8 bytes a step and a final avalanche, so the top bits
+ * that qid_hashes_distinct buckets on are well mixed. */
+static uint64_t id_hash(const char *s, size_t len) { return rs__hash_bytes(s, len); }
 
 static int qid_check_init(qid_check *q, size_t n)
 {
