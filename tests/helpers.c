@@ -12,6 +12,7 @@
 #include <ftw.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -248,4 +249,10 @@ int th_strcmp_n(const char *a, size_t na, const char *b, size_t nb)
   const int c = strcmp(x, y);
   free(x), free(y);
   return c;
+}
+
+void th_sleep_ms(long ms)
+{
+  struct timespec ts = {ms / 1000, ms % 1000 * 1000000L};
+  nanosleep(&ts, NULL);
 }

@@ -66,5 +66,7 @@ void th_note_dir(const char *dir);
 char *th_join(const char *dir, const char *name);
 /* 1 when path exists. */
 int th_exists(const char *path);
+/* Sleeps ms milliseconds (for the bounded polls of tests). */
+void th_sleep_ms(long ms);
 
 #endif

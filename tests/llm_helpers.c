@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "llm_helpers.h"
+#include "helpers.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,12 +12,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static void sleep_ms(int ms)
-{
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
 
 /* Starts python on script_path with --port-file and --max-seconds, plus
  * --log (and --script when script_json is non-NULL) for llm_stub.py, or
@@ -95,7 +90,7 @@ static int start_server(llm_stub *s, const char *py, int stub_args, const char *
       fprintf(stderr, "llm_stub: %s exited before listening\n", py);
       return -1;
     }
-    sleep_ms(10);
+    th_sleep_ms(10);
   }
   fprintf(stderr, "llm_stub: no port file after 10 s\n");
   llm_stub_stop(s);
@@ -119,7 +114,7 @@ void llm_stub_stop(llm_stub *s)
   if (s->pid > 0) {
     kill(s->pid, SIGTERM);
     int st, i;
-    for (i = 0; i < 300 && waitpid(s->pid, &st, WNOHANG) == 0; i++) sleep_ms(10);
+    for (i = 0; i < 300 && waitpid(s->pid, &st, WNOHANG) == 0; i++) th_sleep_ms(10);
     if (i == 300) {
       kill(s->pid, SIGKILL);
       waitpid(s->pid, &st, 0);

@@ -30,7 +30,6 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -455,12 +454,6 @@ Test(badinput, import_full_disk, .timeout = 60)
   rmdir(dir);
 }
 
-static void sleep_ms(long ms)
-{
-  struct timespec t = {ms / 1000, ms % 1000 * 1000000L};
-  nanosleep(&t, NULL);
-}
-
 /* The process ids of pid's children (from /proc), up to cap. */
 static size_t children_of(pid_t pid, pid_t *out, size_t cap)
 {
@@ -512,17 +505,17 @@ Test(badinput, probe_children_end_with_a_killed_parent, .timeout = 60)
   pid_t kids[8];
   size_t n = 0;
   for (int i = 0; i < 200 && n == 0; i++) { /* up to 5 s for the probe to start */
-    sleep_ms(25);
+    th_sleep_ms(25);
     n = children_of(pid, kids, 8);
   }
   cr_assert_gt(n, 0, "the probe never started");
-  sleep_ms(300); /* into libhdf5's loop */
+  th_sleep_ms(300); /* into libhdf5's loop */
   for (size_t k = 0; k < n; k++) cr_assert(is_running(kids[k]), "probe child %d ended by itself", (int)kids[k]);
   kill(pid, SIGKILL);
   waitpid(pid, NULL, 0);
   for (size_t k = 0; k < n; k++) {
     int i = 0;
-    while (i++ < 100 && is_running(kids[k])) sleep_ms(20); /* up to 2 s */
+    while (i++ < 100 && is_running(kids[k])) th_sleep_ms(20); /* up to 2 s */
     cr_expect(!is_running(kids[k]), "probe child %d still runs after its parent was killed", (int)kids[k]);
     if (is_running(kids[k])) kill(kids[k], SIGKILL); /* leave no spinning process behind */
   }

@@ -304,52 +304,6 @@ static rs_code describe_strings(hid_t loc, const char *file, const char *name, s
   return rc;
 }
 
-/* The first of the n variable-length strings of dataset d (in the file at
- * path, fsize bytes) that declares more bytes than the file has, or -1.
- * libhdf5 allocates and clears a buffer of the declared length before it
- * reads a string: one corrupt length in a 17 KB file costs it 800 MB and
- * seconds (up to 4 GiB).  In contiguous storage each element is a 4-byte
- * little-endian length and a global heap ID (address, 4-byte index: HDF5
- * file format, "Variable-length data"), so the lengths are read from the
- * file here first.  Other layouts, and files whose layout does not match
- * that, are left to libhdf5 (-1). */
-static int64_t vlen_too_long(const char *path, hid_t d, uint64_t n, uint64_t fsize, uint32_t *len_out)
-{
-  int64_t bad = -1;
-  int fd = -1;
-  unsigned char *buf = NULL;
-  hid_t dcpl = H5Dget_create_plist(d), fid = H5Iget_file_id(d), fcpl = -1;
-  size_t sizeof_addr = 0, sizeof_size = 0;
-  hsize_t userblock = 1;
-  if (n == 0 || dcpl < 0 || fid < 0 || H5Pget_layout(dcpl) != H5D_CONTIGUOUS || (fcpl = H5Fget_create_plist(fid)) < 0 ||
-      H5Pget_sizes(fcpl, &sizeof_addr, &sizeof_size) < 0 || H5Pget_userblock(fcpl, &userblock) < 0 || userblock != 0)
-    goto done;
-  const uint64_t esize = 4 + (uint64_t)sizeof_addr + 4, addr = (uint64_t)H5Dget_offset(d);
-  if (addr == (uint64_t)HADDR_UNDEF || addr > fsize || n > (fsize - addr) / esize) goto done;
-  enum { PER_READ = 4096 };
-  if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || !(buf = malloc(PER_READ * esize))) goto done;
-  for (uint64_t i0 = 0; i0 < n && bad < 0; i0 += PER_READ) {
-    const uint64_t k = n - i0 < PER_READ ? n - i0 : PER_READ;
-    if (pread(fd, buf, (size_t)(k * esize), (off_t)(addr + i0 * esize)) != (ssize_t)(k * esize)) break;
-    for (uint64_t i = 0; i < k; i++) {
-      const unsigned char *e = buf + i * esize;
-      const uint32_t len = (uint32_t)e[0] | (uint32_t)e[1] << 8 | (uint32_t)e[2] << 16 | (uint32_t)e[3] << 24;
-      if (len > fsize) {
-        bad = (int64_t)(i0 + i);
-        *len_out = len;
-        break;
-      }
-    }
-  }
-done:
-  free(buf);
-  if (fd >= 0) close(fd);
-  close_id(fcpl);
-  close_id(fid);
-  close_id(dcpl);
-  return bad;
-}
-
 /* The place of 1-D dataset d's variable-length strings when
  * rs__h5_heap_strings can read them from the file (fsize bytes): contiguous
  * storage, no filter or external file, no user block (HDF5 addresses are
@@ -389,6 +343,43 @@ static int heap_rows_of(hid_t d, uint64_t fsize, rs__h5_heap_rows *rows)
   return ok;
 }
 
+/* The first variable-length string of dataset d (in the file at path,
+ * fsize bytes) that declares more bytes than the file has, or -1.
+ * libhdf5 allocates and clears a buffer of the declared length before it
+ * reads a string: one corrupt length in a 17 KB file costs it 800 MB and
+ * seconds (up to 4 GiB).  In contiguous storage each row is a 4-byte
+ * little-endian length and a global heap ID (heap_rows_of), so the lengths
+ * are read from the file here first.  Other layouts are left to libhdf5
+ * (-1). */
+static int64_t vlen_too_long(const char *path, hid_t d, uint64_t fsize, uint32_t *len_out)
+{
+  int64_t bad = -1;
+  int fd = -1;
+  unsigned char *buf = NULL;
+  rs__h5_heap_rows rows;
+  if (!heap_rows_of(d, fsize, &rows)) return -1;
+  const uint64_t esize = 4 + (uint64_t)rows.sizeof_addr + 4, addr = rows.rows_at, n = rows.n;
+  enum { PER_READ = 4096 };
+  if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || !(buf = malloc(PER_READ * esize))) goto done;
+  for (uint64_t i0 = 0; i0 < n && bad < 0; i0 += PER_READ) {
+    const uint64_t k = n - i0 < PER_READ ? n - i0 : PER_READ;
+    if (pread(fd, buf, (size_t)(k * esize), (off_t)(addr + i0 * esize)) != (ssize_t)(k * esize)) break;
+    for (uint64_t i = 0; i < k; i++) {
+      const unsigned char *e = buf + i * esize;
+      const uint32_t len = (uint32_t)e[0] | (uint32_t)e[1] << 8 | (uint32_t)e[2] << 16 | (uint32_t)e[3] << 24;
+      if (len > fsize) {
+        bad = (int64_t)(i0 + i);
+        *len_out = len;
+        break;
+      }
+    }
+  }
+done:
+  free(buf);
+  if (fd >= 0) close(fd);
+  return bad;
+}
+
 /* strcmp's order of two strings given with their lengths (no NUL inside). */
 static int cmp_counted(const char *a, size_t la, const char *b, size_t lb)
 {
@@ -424,7 +415,7 @@ static rs_code read_strings(hid_t loc, const char *file, const char *name, size_
   if (H5Tis_variable_str(ft) > 0) {
     const uint64_t fsize = file_size_of(d);
     uint32_t len_bad = 0;
-    const int64_t row_bad = vlen_too_long(file, d, n, fsize, &len_bad);
+    const int64_t row_bad = vlen_too_long(file, d, fsize, &len_bad);
     if (row_bad >= 0) {
       rc = rs__fail(err, RS_FORMAT,
                     "%s:%s: row %" PRId64 ": the string declares %" PRIu32 " bytes but the file has %" PRIu64
@@ -1027,7 +1018,7 @@ static int probe_strings(const char *path, hid_t d, uint64_t fsize, probe_state 
   if (declared_bytes(1, dims, w) > declared_max(fsize)) goto done;
   const int vlen = H5Tis_variable_str(ft) > 0, space_pad = !vlen && H5Tget_strpad(ft) == H5T_STR_SPACEPAD;
   uint32_t len_bad = 0;
-  if (vlen && vlen_too_long(path, d, dims[0], fsize, &len_bad) >= 0) goto done;
+  if (vlen && vlen_too_long(path, d, fsize, &len_bad) >= 0) goto done;
   if (qc && (!vlen || !qid_check_init(qc, (size_t)dims[0]))) qc = NULL;
   mt = H5Tcopy(H5T_C_S1);
   H5Tset_cset(mt, H5Tget_cset(ft));
@@ -2143,8 +2134,8 @@ static void check_one_qid(void *vq, size_t row, const char *s, size_t len)
  * each part's hashes into its own range of one array. */
 enum { QID_PARTS_MAX = 16, QID_PART_MIN = 1 << 16 };
 typedef struct {
-  const rs__h5_heap_rows *rows;
   size_t parts;
+  rs__h5_heap_rows part[QID_PARTS_MAX];
   qid_check qc[QID_PARTS_MAX];
   rs_code rc[QID_PARTS_MAX];
   rs_error err[QID_PARTS_MAX];
@@ -2154,12 +2145,7 @@ static void check_qid_part(void *vp, size_t i, int tid)
 {
   qid_parts *p = vp;
   (void)tid;
-  rs__h5_heap_rows part = *p->rows;
-  const size_t row0 = p->rows->n / p->parts * i, row1 = i + 1 == p->parts ? p->rows->n : p->rows->n / p->parts * (i + 1);
-  part.rows_at += (uint64_t)row0 * (4 + part.sizeof_addr + 4);
-  part.first_row = row0;
-  part.n = row1 - row0;
-  p->rc[i] = rs__h5_heap_visit(&part, check_one_qid, &p->qc[i], &p->err[i]);
+  p->rc[i] = rs__h5_heap_visit(&p->part[i], check_one_qid, &p->qc[i], &p->err[i]);
 }
 
 /* qid_check, as the probe makes it, on query ids read from the file's
@@ -2179,12 +2165,15 @@ static rs_code heap_qids_check(const rs__corpus *c, int *ok, rs_error *err)
     free(all.hash);
     return RS_OK;
   }
-  p->rows = &rows;
   p->parts = (size_t)rs__threads(0);
   if (p->parts > QID_PARTS_MAX) p->parts = QID_PARTS_MAX;
   if (p->parts > rows.n / QID_PART_MIN) p->parts = rows.n / QID_PART_MIN ? rows.n / QID_PART_MIN : 1;
   for (size_t i = 0; i < p->parts; i++) {
     const size_t row0 = rows.n / p->parts * i, row1 = i + 1 == p->parts ? rows.n : rows.n / p->parts * (i + 1);
+    p->part[i] = rows;
+    p->part[i].rows_at += (uint64_t)row0 * (4 + rows.sizeof_addr + 4);
+    p->part[i].first_row = row0;
+    p->part[i].n = row1 - row0;
     p->qc[i] = (qid_check){.hash = all.hash + row0, .cap = row1 - row0};
   }
   rs__parallel_for(p->parts, (int)p->parts, 1, check_qid_part, p);
