@@ -278,6 +278,52 @@ Test(h5_heap, many_collections_read_again_after_the_cache_starts_over)
   free(m.b);
 }
 
+/* A collection read into the blocks of one the cache let go of must not
+ * see that one's objects: 300 collections of 16 KiB (the cache starts over
+ * after about 150), each with objects 1..40 of 12 bytes, then one holding
+ * objects 1 and 2 only, and a row naming its object 30 with the length
+ * every earlier object 30 had. */
+Test(h5_heap, a_reused_block_keeps_no_object_of_the_collection_before)
+{
+  enum { N_COLL = 300, COLL = 16384, PER = 40, N_ROWS = N_COLL * PER + 3 };
+  const size_t rows_at = 4096, heap_at = rows_at + (size_t)N_ROWS * 16 + 4096;
+  image m = image_new(heap_at + (size_t)(N_COLL + 1) * COLL, 8, 8);
+  char id[16];
+  for (size_t c = 0; c <= N_COLL; c++) {
+    const size_t at = heap_at + c * COLL;
+    size_t p = coll_begin(&m, at, COLL);
+    for (unsigned k = 1; k <= (c < N_COLL ? PER : 2); k++) {
+      cr_assert_eq(snprintf(id, sizeof id, "d%04zu-%02u-pad", c, k), 12);
+      p = object(&m, p, k, id, 12);
+      if (c < N_COLL) row(&m, rows_at, c * PER + k - 1, 12, at, k);
+    }
+    free_space(&m, p, at + COLL);
+  }
+  const size_t last = heap_at + (size_t)N_COLL * COLL;
+  row(&m, rows_at, (size_t)N_COLL * PER, 12, last, 1);
+  row(&m, rows_at, (size_t)N_COLL * PER + 1, 12, last, 2);
+  row(&m, rows_at, (size_t)N_COLL * PER + 2, 12, last, 30);
+  rs__h5_heap_rows r = rows_of(&m, rows_at, N_ROWS);
+  char **v = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__h5_heap_strings(&r, &v, &err), RS_FORMAT, "%s", err.msg);
+  char want[160];
+  snprintf(want, sizeof want, "row %d: heap object 30 is not in the collection at offset %zu", N_COLL * PER + 2, last);
+  cr_expect(strstr(err.msg, want), "expected \"%s\" in \"%s\"", want, err.msg);
+  /* the same rows less the last read whole, each id its own */
+  r.n = N_ROWS - 1;
+  memset(&err, 0, sizeof err);
+  cr_assert_eq(rs__h5_heap_strings(&r, &v, &err), RS_OK, "%s", err.msg);
+  for (size_t i = 0; i < r.n; i++) {
+    snprintf(id, sizeof id, "d%04zu-%02zu-pad", i < (size_t)N_COLL * PER ? i / PER : (size_t)N_COLL,
+             i < (size_t)N_COLL * PER ? i % PER + 1 : i - (size_t)N_COLL * PER + 1);
+    cr_assert_str_eq(v[i], id, "row %zu", i);
+  }
+  free(v);
+  close(r.fd);
+  free(m.b);
+}
+
 /* The layout libhdf5 writes: `import` writes the ids with libhdf5 (many
  * collections: 40000 doc ids of 1 to 300 bytes, UTF-8 query ids), `export`
  * reads them back from the file's bytes; the qrels come back line for line

@@ -30,7 +30,8 @@ enum { ROWS_PER_READ = 4096, ROW_MAX = 4 + 8 + 4 };
 
 typedef struct {
   uint64_t addr;         /* 0: an empty slot (the superblock is at 0: no collection starts there) */
-  unsigned char *bytes;  /* the collection, whole */
+  unsigned char *bytes;  /* the collection, whole (bytes_cap bytes held) */
+  size_t bytes_cap;
   uint64_t *obj_at;      /* [n_idx]: where object idx's data starts in bytes, 0 when there is none */
   uint64_t *obj_size;    /* [n_idx]: its size */
   uint32_t n_idx;
@@ -38,19 +39,32 @@ typedef struct {
 
 /* The collections read so far, by address (open addressing): a dataset's
  * rows name few collections, most rows the one the row before named. */
+/* A block the cache let go of, kept for the next collection: freed to
+ * malloc, the blocks of a whole cache at the top of the heap were given
+ * back to the kernel (trimmed) and faulted in again at the next one, 20 ms
+ * of reading 1M ids. */
+typedef struct {
+  unsigned char *bytes; /* with its capacity */
+  size_t bytes_cap;
+  uint64_t *obj_at, *obj_size; /* [n_idx] each */
+  uint32_t n_idx;
+} heap_spare;
+
 typedef struct {
   const rs__h5_heap_rows *rows;
   heap_coll *slot;
   size_t cap, used;
   uint64_t bytes; /* held by the collections in slot, their index tables included */
   const heap_coll *last;
+  heap_spare *spare; /* [n_spare]: the blocks of the collections cleared last */
+  size_t n_spare, cap_spare;
 } heap_cache;
 
 /* The collection bytes kept at once: past this the cache starts again
- * empty, so memory stays bounded whatever the file (rows in collection
- * order, as writers leave them, read each collection once), and the
- * freed blocks are reused while still mapped (at 32 MiB, fresh pages were
- * a third of reading 1M ids). */
+ * empty, its blocks kept for the next collections (heap_spare), so memory
+ * stays bounded whatever the file (rows in collection order, as writers
+ * leave them, read each collection once) and the same pages serve every
+ * round (at 32 MiB, fresh pages were a third of reading 1M ids). */
 #define HEAP_CACHE_BYTES ((uint64_t)4 << 20)
 
 /* The n-byte (2, 4 or 8) little-endian number at p.  Fixed-width loads: a
@@ -117,13 +131,29 @@ static int cache_grow(heap_cache *c)
   return 1;
 }
 
+static void spare_free(heap_spare *b)
+{
+  free(b->bytes);
+  free(b->obj_at);
+  free(b->obj_size);
+}
+
+/* Empties the cache; its blocks become spares while there is room to list
+ * them (the spares never hold more than one full cache did). */
 static void cache_clear(heap_cache *c)
 {
   for (size_t i = 0; i < c->cap; i++) {
-    free(c->slot[i].bytes);
-    free(c->slot[i].obj_at);
-    free(c->slot[i].obj_size);
-    memset(&c->slot[i], 0, sizeof c->slot[i]);
+    heap_coll *h = &c->slot[i];
+    if (!h->addr) continue;
+    heap_spare b = {h->bytes, h->bytes_cap, h->obj_at, h->obj_size, h->n_idx};
+    if (c->n_spare == c->cap_spare) {
+      const size_t cap = c->cap_spare ? 2 * c->cap_spare : 64;
+      heap_spare *g = rs__realloc(c->spare, rs__mul(cap, sizeof *g));
+      if (g) c->spare = g, c->cap_spare = cap;
+    }
+    if (c->n_spare < c->cap_spare) c->spare[c->n_spare++] = b;
+    else spare_free(&b);
+    memset(h, 0, sizeof *h);
   }
   c->used = 0;
   c->bytes = 0;
@@ -133,7 +163,38 @@ static void cache_clear(heap_cache *c)
 static void cache_free(heap_cache *c)
 {
   cache_clear(c);
+  for (size_t i = 0; i < c->n_spare; i++) spare_free(&c->spare[i]);
+  free(c->spare);
   free(c->slot);
+}
+
+/* The blocks for a collection of `size` bytes into h: the last spare's
+ * (its byte block only if large enough), else new ones.  The index tables
+ * come back zeroed (0: no object of that index). */
+static int take_blocks(heap_cache *c, heap_coll *h, uint64_t size)
+{
+  const size_t want = (size_t)size + 8; /* + 8: a short string is read as one word (c_string_len) */
+  if (c->n_spare) {
+    heap_spare b = c->spare[--c->n_spare];
+    if (b.bytes_cap < want) {
+      free(b.bytes);
+      b.bytes = NULL, b.bytes_cap = 0;
+    }
+    /* tables far longer than this collection can fill would cost more to
+     * zero than to allocate (a collection may name index 65535) */
+    if ((uint64_t)b.n_idx > 2 * (size / 24 + 1) + 64) {
+      free(b.obj_at), free(b.obj_size);
+      b.obj_at = b.obj_size = NULL, b.n_idx = 0;
+    }
+    h->bytes = b.bytes, h->bytes_cap = b.bytes_cap;
+    h->obj_at = b.obj_at, h->obj_size = b.obj_size, h->n_idx = b.n_idx;
+    if (h->obj_at) memset(h->obj_at, 0, (size_t)h->n_idx * sizeof *h->obj_at);
+  }
+  if (!h->bytes) {
+    if (!(h->bytes = rs__malloc(want))) return 0;
+    h->bytes_cap = want;
+  }
+  return 1;
 }
 
 /* Records object idx of h (data at `at`, size bytes), growing its tables
@@ -216,9 +277,11 @@ static rs_code collection(heap_cache *c, uint64_t addr, size_t row, const heap_c
   }
   if (c->used && c->bytes + size > HEAP_CACHE_BYTES) cache_clear(c);
   heap_coll h = {.addr = addr};
-  if (!(h.bytes = rs__malloc((size_t)size + 8))) /* + 8: a short string is read as one word (c_string_len) */
-    return rs__fail(err, RS_NOMEM, "%s:%s: out of memory for a heap collection of %" PRIu64 " bytes", r->file, r->name,
-                    size);
+  if (!take_blocks(c, &h, size)) {
+    rc = rs__fail(err, RS_NOMEM, "%s:%s: out of memory for a heap collection of %" PRIu64 " bytes", r->file, r->name,
+                  size);
+    goto fail;
+  }
   memset(h.bytes + size, 0, 8);
   if ((rc = read_at(r, h.bytes, (size_t)size, addr, err))) goto fail;
   const int walked = walk_objects(h.bytes, size, r->sizeof_size, &h);
