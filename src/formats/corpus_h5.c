@@ -951,47 +951,107 @@ static void qid_check_one(qid_check *q, const char *id, size_t len)
 /* 1 when the n hashes are distinct.  Bucketed by their top QID_BUCKET_BITS
  * (a counting sort into a second array), then each bucket goes into an
  * open-addressing table keyed by the low bits, whose slots belong to the
- * bucket that stamped them (nothing is cleared between buckets). */
-enum { QID_BUCKET_BITS = 12 };
+ * bucket that stamped them (nothing is cleared between buckets).  On
+ * `threads` threads, each pass split in parts: the rows for the count and
+ * the scatter (each part writes its own ranges, in bucket-major order), the
+ * buckets for the check.  The answer does not depend on the split; the
+ * probe child passes 1 (no OpenMP after fork). */
+enum { QID_BUCKET_BITS = 12, QID_DISTINCT_PARTS = 16 };
 
-static int qid_hashes_distinct(const uint64_t *hash, size_t n)
+typedef struct {
+  const uint64_t *hash;
+  size_t n, parts;
+  size_t *pos;      /* [parts][n_buckets]: part p's next slot in bucket b */
+  size_t *end;      /* [n_buckets]: where bucket b ends in sorted */
+  uint64_t *sorted; /* [n]: the hashes, bucket by bucket */
+  size_t longest;   /* the largest bucket */
+  int distinct[QID_DISTINCT_PARTS];
+} distinct_pass;
+
+static inline size_t qid_bucket(uint64_t h) { return (size_t)(h >> (64 - QID_BUCKET_BITS)); }
+static inline size_t part_begin(size_t n, size_t parts, size_t p) { return n / parts * p + (p < n % parts ? p : n % parts); }
+
+static void count_part(void *vd, size_t p, int tid)
 {
+  (void)tid;
+  distinct_pass *d = vd;
+  size_t *restrict count = d->pos + p * ((size_t)1 << QID_BUCKET_BITS);
+  for (size_t i = part_begin(d->n, d->parts, p), e = part_begin(d->n, d->parts, p + 1); i < e; i++)
+    count[qid_bucket(d->hash[i])]++;
+}
+
+static void scatter_part(void *vd, size_t p, int tid)
+{
+  (void)tid;
+  distinct_pass *d = vd;
+  size_t *restrict pos = d->pos + p * ((size_t)1 << QID_BUCKET_BITS);
+  uint64_t *restrict sorted = d->sorted;
+  for (size_t i = part_begin(d->n, d->parts, p), e = part_begin(d->n, d->parts, p + 1); i < e; i++)
+    sorted[pos[qid_bucket(d->hash[i])]++] = d->hash[i];
+}
+
+/* The buckets of part p, each through one table of slots stamped by the
+ * bucket that filled them. */
+static void check_buckets(void *vd, size_t p, int tid)
+{
+  (void)tid;
+  distinct_pass *d = vd;
   const size_t n_buckets = (size_t)1 << QID_BUCKET_BITS;
-  size_t *start = calloc(n_buckets + 1, sizeof *start);
-  uint64_t *sorted = rs__malloc(rs__mul(n ? n : 1, sizeof *sorted)), *key = NULL;
-  uint32_t *stamp = NULL;
-  int distinct = 0;
-  if (!start || !sorted) goto done;
-  for (size_t i = 0; i < n; i++) start[(hash[i] >> (64 - QID_BUCKET_BITS)) + 1]++;
-  size_t longest = 0;
-  for (size_t b = 0; b < n_buckets; b++) {
-    longest = start[b + 1] > longest ? start[b + 1] : longest;
-    start[b + 1] += start[b];
-  }
-  for (size_t i = 0; i < n; i++) sorted[start[hash[i] >> (64 - QID_BUCKET_BITS)]++] = hash[i];
-  /* start[b] is now the end of bucket b: bucket b is [start[b - 1], start[b]) */
   size_t cap = 16;
-  while (cap < 2 * longest) cap *= 2;
-  if (!(key = malloc(cap * sizeof *key)) || !(stamp = calloc(cap, sizeof *stamp))) goto done;
+  while (cap < 2 * d->longest) cap *= 2;
+  uint64_t *key = malloc(cap * sizeof *key);
+  uint32_t *stamp = calloc(cap, sizeof *stamp);
+  int distinct = key && stamp;
   const size_t mask = cap - 1;
-  distinct = 1;
-  for (size_t b = 0; b < n_buckets && distinct; b++) {
+  for (size_t b = part_begin(n_buckets, d->parts, p), e = part_begin(n_buckets, d->parts, p + 1); b < e && distinct; b++) {
     const uint32_t mark = (uint32_t)b + 1;
-    for (size_t i = b ? start[b - 1] : 0; i < start[b]; i++) {
-      size_t h = (size_t)sorted[i] & mask;
-      while (stamp[h] == mark && key[h] != sorted[i]) h = (h + 1) & mask;
+    for (size_t i = b ? d->end[b - 1] : 0; i < d->end[b]; i++) {
+      const uint64_t x = d->sorted[i];
+      size_t h = (size_t)x & mask;
+      while (stamp[h] == mark && key[h] != x) h = (h + 1) & mask;
       if (stamp[h] == mark) {
         distinct = 0;
         break;
       }
-      stamp[h] = mark, key[h] = sorted[i];
+      stamp[h] = mark, key[h] = x;
     }
   }
-done:
-  free(start);
-  free(sorted);
   free(key);
   free(stamp);
+  d->distinct[p] = distinct;
+}
+
+static int qid_hashes_distinct(const uint64_t *hash, size_t n, int threads)
+{
+  const size_t n_buckets = (size_t)1 << QID_BUCKET_BITS;
+  distinct_pass d = {.hash = hash, .n = n, .parts = threads > 1 ? (size_t)threads : 1};
+  if (d.parts > QID_DISTINCT_PARTS) d.parts = QID_DISTINCT_PARTS;
+  if (d.parts > 1 && n < ((size_t)1 << 16) * d.parts) d.parts = 1; /* too few to be worth a region */
+  int distinct = 0;
+  d.pos = calloc(d.parts * n_buckets, sizeof *d.pos);
+  d.end = malloc(n_buckets * sizeof *d.end);
+  d.sorted = rs__malloc(rs__mul(n ? n : 1, sizeof *d.sorted));
+  if (!d.pos || !d.end || !d.sorted) goto done;
+  rs__parallel_for(d.parts, (int)d.parts, 1, count_part, &d);
+  size_t at = 0;
+  for (size_t b = 0; b < n_buckets; b++) {
+    const size_t first = at;
+    for (size_t p = 0; p < d.parts; p++) {
+      const size_t k = d.pos[p * n_buckets + b];
+      d.pos[p * n_buckets + b] = at;
+      at += k;
+    }
+    d.end[b] = at;
+    d.longest = at - first > d.longest ? at - first : d.longest;
+  }
+  rs__parallel_for(d.parts, (int)d.parts, 1, scatter_part, &d);
+  rs__parallel_for(d.parts, (int)d.parts, 1, check_buckets, &d);
+  distinct = 1;
+  for (size_t p = 0; p < d.parts; p++) distinct &= d.distinct[p];
+done:
+  free(d.pos);
+  free(d.end);
+  free(d.sorted);
   return distinct;
 }
 
@@ -1057,7 +1117,7 @@ static int probe_strings(const char *path, hid_t d, uint64_t fsize, probe_state 
   }
   free(buf);
   /* every block read, and every id passed */
-  if (qc) ps->qids_ok = r_done == dims[0] && !qc->bad && qc->n == dims[0] && qid_hashes_distinct(qc->hash, qc->n);
+  if (qc) ps->qids_ok = r_done == dims[0] && !qc->bad && qc->n == dims[0] && qid_hashes_distinct(qc->hash, qc->n, 1);
   if (sorted) *sorted = in_order && r_done == dims[0];
 done:
   if (qc) free(qc->hash);
@@ -2182,7 +2242,7 @@ static rs_code heap_qids_check(const rs__corpus *c, int *ok, rs_error *err)
     if ((rc = p->rc[i]) && err) *err = p->err[i];
     pass = pass && !p->qc[i].bad && p->qc[i].n == p->qc[i].cap;
   }
-  *ok = !rc && pass && qid_hashes_distinct(all.hash, rows.n);
+  *ok = !rc && pass && qid_hashes_distinct(all.hash, rows.n, rs__threads(0));
   free(p);
   free(all.hash);
   return rc;
