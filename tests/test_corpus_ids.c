@@ -1,13 +1,17 @@
-/* test_corpus_ids.c: the open's checks of a corpus's ids, on corpora large
- * enough that the checks split their work across threads: query ids unique
- * (hashes bucketed on all threads), whatever rows a duplicate sits in, and
- * the same verdict at one thread and two. */
+/* test_corpus_ids.c: a corpus's ids as the open reads and checks them.
+ * Query ids unique (hashes bucketed on all threads), whatever rows a
+ * duplicate sits in, at one thread and two.  Fixed-length ids, read from
+ * the file's bytes, against what libhdf5 hands over for each padding
+ * (written here with libhdf5, in layouts our writer never makes), and
+ * their order checked in parts. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <hdf5.h>
 
 #include "engine/sched.h"
 #include "formats/corpus.h"
@@ -90,3 +94,174 @@ Test(corpus_ids, a_duplicate_query_id_is_found_wherever_it_sits, .timeout = 120)
     }
   }
 }
+
+/* --- fixed-length ids ------------------------------------------------------ */
+
+/* A corpus of nd docs whose /docs/id holds n_rows rows of w bytes each
+ * (bytes), of padding pad, written with libhdf5 after the rest. */
+static char *write_fixed_docs(const char *bytes, size_t nd, size_t w, H5T_str_t pad)
+{
+  char *path = th_join(th_fresh_dir(), "fixed.h5");
+  rs_error err = {0};
+  rs__h5w *wr = NULL;
+  const char *const qid[] = {"q1"};
+  int64_t qoff[] = {0, 1};
+  int32_t qdoc[] = {0}, qgrade[] = {1}, doc[] = {0};
+  cr_assert_eq(rs__h5w_create(path, 1, &wr, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_strings(wr, "/queries/id", qid, 1, 0, &err), RS_OK, "%s", err.msg);
+  uint64_t dims[2] = {2, 1};
+  cr_assert_eq(rs__h5w_array(wr, "/qrels/offsets", RS_DT_I64, 1, dims, qoff, &err), RS_OK, "%s", err.msg);
+  dims[0] = 1;
+  cr_assert_eq(rs__h5w_array(wr, "/qrels/doc", RS_DT_I32, 1, dims, qdoc, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_array(wr, "/qrels/grade", RS_DT_I32, 1, dims, qgrade, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_array(wr, "/runs/sys/doc", RS_DT_I32, 2, dims, doc, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_commit(wr, &err), RS_OK, "%s", err.msg);
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT), t = H5Tcopy(H5T_C_S1);
+  hsize_t n = nd;
+  hid_t sp = H5Screate_simple(1, &n, NULL);
+  cr_assert(f >= 0 && t >= 0 && sp >= 0);
+  cr_assert(H5Tset_size(t, w) >= 0 && H5Tset_strpad(t, pad) >= 0);
+  hid_t g = H5Gcreate2(f, "docs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t d = H5Dcreate2(f, "/docs/id", t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  cr_assert(g >= 0 && d >= 0);
+  cr_assert(H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes) >= 0);
+  H5Dclose(d), H5Gclose(g), H5Sclose(sp), H5Tclose(t);
+  cr_assert(H5Fclose(f) >= 0);
+  return path;
+}
+
+/* What libhdf5 hands over for row i: the dataset read into its own type,
+ * then cut as read_strings documents (first NUL; trailing spaces when the
+ * type pads with spaces). */
+static void libhdf5_row(const char *path, size_t i, char *out, size_t cap)
+{
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), d = H5Dopen2(f, "/docs/id", H5P_DEFAULT);
+  hid_t ft = H5Dget_type(d), fs = H5Dget_space(d);
+  const size_t w = H5Tget_size(ft);
+  hsize_t at = i, one = 1;
+  hid_t ms = H5Screate_simple(1, &one, NULL);
+  char *buf = calloc(1, w + 1);
+  cr_assert(buf && w < cap && H5Sselect_hyperslab(fs, H5S_SELECT_SET, &at, NULL, &one, NULL) >= 0);
+  cr_assert(H5Dread(d, ft, ms, fs, H5P_DEFAULT, buf) >= 0);
+  size_t l = strnlen(buf, w);
+  while (H5Tget_strpad(ft) == H5T_STR_SPACEPAD && l > 0 && buf[l - 1] == ' ') l--;
+  memcpy(out, buf, l);
+  out[l] = '\0';
+  free(buf);
+  H5Sclose(ms), H5Sclose(fs), H5Tclose(ft), H5Dclose(d), H5Fclose(f);
+}
+
+/* Rows of 6 bytes: full width (no NUL), a NUL then bytes after it, short
+ * ones, trailing and only spaces; each padding. */
+Test(corpus_ids, fixed_length_ids_from_the_bytes_are_what_libhdf5_hands_over)
+{
+  static const char rows[] = "abcdef"
+                             "ab\0xyz"
+                             "b\0\0\0\0\0"
+                             "c  \0\0\0"
+                             "d     "
+                             "      "
+                             "\xc3\xa9t\xc3\xa9";
+  static const struct {
+    H5T_str_t pad;
+    const char *want[7];
+  } cases[] = {
+      {H5T_STR_NULLPAD, {"abcdef", "ab", "b", "c  ", "d     ", "      ", "\xc3\xa9t\xc3\xa9"}},
+      {H5T_STR_NULLTERM, {"abcdef", "ab", "b", "c  ", "d     ", "      ", "\xc3\xa9t\xc3\xa9"}},
+      {H5T_STR_SPACEPAD, {"abcdef", "ab", "b", "c", "d", "", "\xc3\xa9t\xc3\xa9"}},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    const char *path = write_fixed_docs(rows, 7, 6, cases[k].pad);
+    rs_error err = {0};
+    rs__corpus *c = NULL;
+    cr_assert_eq(rs__corpus_open(path, &c, &err), RS_OK, "pad %d: %s", (int)cases[k].pad, err.msg);
+    cr_assert_eq(rs__corpus_load_doc_ids(c, &err), RS_OK, "%s", err.msg);
+    cr_assert_eq(c->nd, 7);
+    for (size_t i = 0; i < 7; i++) {
+      char via[16];
+      libhdf5_row(path, i, via, sizeof via);
+      cr_expect_str_eq(via, cases[k].want[i], "pad %d row %zu: libhdf5", (int)cases[k].pad, i);
+      cr_expect_str_eq(c->doc_id[i], cases[k].want[i], "pad %d row %zu: ragsweep", (int)cases[k].pad, i);
+    }
+    cr_expect_eq(c->doc_ids_sorted, 0, "pad %d: row 1 ('ab') is below row 0", (int)cases[k].pad);
+    rs__corpus_close(c);
+  }
+}
+
+/* Sorted or not, as strcmp sees the ids libhdf5 hands over: rows of w
+ * bytes made by id(i), with one row made to fall at row `fall` (none when
+ * fall >= n), at one thread and two. */
+static void expect_order(size_t n, size_t w, H5T_str_t pad, size_t fall, int sorted)
+{
+  char *bytes = calloc(n, w);
+  cr_assert(bytes);
+  for (size_t i = 0; i < n; i++) {
+    char id[32];
+    snprintf(id, sizeof id, "d%07zu", i == fall ? i - 2 : i);
+    memcpy(bytes + i * w, id, strlen(id));
+    if (pad == H5T_STR_SPACEPAD) memset(bytes + i * w + strlen(id), ' ', w - strlen(id));
+  }
+  const char *path = write_fixed_docs(bytes, n, w, pad);
+  free(bytes);
+  for (int t = 1; t <= 2; t++) {
+    rs__threads_set_default(t);
+    rs_error err = {0};
+    rs__corpus *c = NULL;
+    cr_assert_eq(rs__corpus_open(path, &c, &err), RS_OK, "%s", err.msg);
+    cr_expect_eq(c->doc_ids_sorted, sorted, "%zu rows, falling at %zu, %d threads", n, fall, t);
+    cr_expect_eq(c->doc_id == NULL, sorted, "ids kept by the open only when not sorted (for the ties)");
+    rs__corpus_close(c);
+  }
+}
+
+Test(corpus_ids, fixed_length_ids_in_order_are_found_so_on_all_threads, .timeout = 60)
+{
+  enum { N = 100000 }; /* parts of 50000 rows at two threads; reads of 1 MiB (95325 rows of 11 bytes) */
+  expect_order(N, 11, H5T_STR_NULLPAD, N, 1);
+  expect_order(N, 12, H5T_STR_SPACEPAD, N, 1);
+  expect_order(N, 11, H5T_STR_NULLPAD, 50000, 0); /* the first row of the second part */
+  expect_order(N, 11, H5T_STR_NULLPAD, 49999, 0); /* the last row of the first */
+  expect_order(N, 11, H5T_STR_NULLPAD, 95325, 0); /* the first row of a part's second read */
+  expect_order(N, 11, H5T_STR_NULLTERM, N - 1, 0);
+  expect_order(N, 11, H5T_STR_NULLPAD, 2, 0); /* equal to row 0 */
+}
+
+/* Pairs of rows in order or not, as strcmp orders what libhdf5 hands over:
+ * bytes after a NUL do not count, bytes compare unsigned, and the last
+ * bytes of a row past a multiple of 8 count as the rest. */
+Test(corpus_ids, fixed_length_order_is_strcmp_order_of_the_strings)
+{
+  static const struct {
+    const char *rows; /* two rows of w bytes */
+    size_t w;
+    int sorted;
+  } cases[] = {
+      {"ab\0xyz" "ab\0zzz", 6, 0},              /* equal before their NULs */
+      {"ab\0xyzzz" "ab\0zzzzz", 8, 0},          /* the same in a whole word */
+      {"ab\0zzzzz" "ab\0xyzzz", 8, 0},
+      {"ab\0\0\0\0\0\0" "abc\0\0\0\0\0", 8, 1},    /* the NUL where they differ */
+      {"abc\0\0\0\0\0" "ab\0\0\0\0\0\0", 8, 0},
+      {"ab\0zzz" "abc\0\0\0", 6, 1},           /* a prefix first */
+      {"abc\0\0\0" "ab\0zzz", 6, 0},
+      {"abcdefgh12" "abcdefgh1\0", 10, 0},      /* past the first 8 bytes */
+      {"abcdefgh1\0" "abcdefgh12", 10, 1},
+      {"abcdefgh\0q" "abcdefgh\0a", 10, 0},    /* equal: a NUL at byte 8 */
+      {"abcdefgZ" "abcdefga", 8, 1},             /* 'Z' < 'a' */
+      {"\xc3\xa9\0\0\0\0\0\0" "z\0\0\0\0\0\0\0", 8, 0}, /* unsigned: 0xc3 > 'z' */
+      {"z\0\0\0\0\0\0\0" "\xc3\xa9\0\0\0\0\0\0", 8, 1},
+      {"same-id-1234567" "same-id-1234567", 15, 0},
+      {"same-id-1234567" "same-id-1234568", 15, 1},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+    for (int pad = 0; pad < 2; pad++) {
+      const char *path = write_fixed_docs(cases[k].rows, 2, cases[k].w, pad ? H5T_STR_NULLTERM : H5T_STR_NULLPAD);
+      rs_error err = {0};
+      rs__corpus *c = NULL;
+      cr_assert_eq(rs__corpus_open(path, &c, &err), RS_OK, "%s", err.msg);
+      cr_expect_eq(c->doc_ids_sorted, cases[k].sorted, "case %zu, pad %d", k, pad);
+      cr_assert_eq(rs__corpus_load_doc_ids(c, &err), RS_OK, "%s", err.msg);
+      cr_expect_eq(strcmp(c->doc_id[0], c->doc_id[1]) < 0, cases[k].sorted, "case %zu: strcmp of the ids read", k);
+      rs__corpus_close(c);
+    }
+}
+
