@@ -265,3 +265,51 @@ Test(corpus_ids, fixed_length_order_is_strcmp_order_of_the_strings)
     }
 }
 
+/* --- qrels copied from the file's bytes --------------------------------- */
+
+/* Grades stored in signed 8 and 16 bits come out as libhdf5 converts them
+ * to int32 (the file's bytes widened), and so do the offsets and docs
+ * beside them (stored as read: copied); unsigned grades are refused. */
+Test(corpus_ids, narrow_grades_are_widened_as_libhdf5_does)
+{
+  static const int32_t want[][4] = {{-1, 0, 3, 127}, {-128, 1, -2, 100}, {-300, 0, 2, 30000}, {0, 1, 200, 255}};
+  const hid_t types[] = {H5T_STD_I8LE, H5T_STD_I8LE, H5T_STD_I16LE, H5T_STD_U8LE};
+  for (size_t k = 0; k < 4; k++) {
+    char *path = th_join(th_fresh_dir(), "grades.h5");
+    rs_error err = {0};
+    rs__h5w *wr = NULL;
+    const char *const qid[] = {"q1", "q2"}, *const did[] = {"d0", "d1", "d2"};
+    int64_t qoff[] = {0, 3, 4};
+    int32_t qdoc[] = {0, 1, 2, 1}, doc[] = {0, 1};
+    cr_assert_eq(rs__h5w_create(path, 1, &wr, &err), RS_OK, "%s", err.msg);
+    cr_assert_eq(rs__h5w_strings(wr, "/queries/id", qid, 2, 0, &err), RS_OK, "%s", err.msg);
+    cr_assert_eq(rs__h5w_strings(wr, "/docs/id", did, 3, 0, &err), RS_OK, "%s", err.msg);
+    uint64_t dims[2] = {3, 1};
+    cr_assert_eq(rs__h5w_array(wr, "/qrels/offsets", RS_DT_I64, 1, dims, qoff, &err), RS_OK, "%s", err.msg);
+    dims[0] = 4;
+    cr_assert_eq(rs__h5w_array(wr, "/qrels/doc", RS_DT_I32, 1, dims, qdoc, &err), RS_OK, "%s", err.msg);
+    dims[0] = 2;
+    cr_assert_eq(rs__h5w_array(wr, "/runs/sys/doc", RS_DT_I32, 2, dims, doc, &err), RS_OK, "%s", err.msg);
+    cr_assert_eq(rs__h5w_commit(wr, &err), RS_OK, "%s", err.msg);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hsize_t n = 4;
+    hid_t sp = H5Screate_simple(1, &n, NULL), d = H5Dcreate2(f, "/qrels/grade", types[k], sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    cr_assert(f >= 0 && d >= 0);
+    cr_assert(H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, want[k]) >= 0);
+    H5Dclose(d), H5Sclose(sp), H5Fclose(f);
+    rs__corpus *c = NULL;
+    if (k == 3) {
+      cr_expect_eq(rs__corpus_open(path, &c, &err), RS_FORMAT);
+      cr_expect(strstr(err.msg, "grades.h5:/qrels/grade: expected signed integers, found unsigned integer of 1 bytes"), "%s",
+                err.msg);
+      continue;
+    }
+    cr_assert_eq(rs__corpus_open(path, &c, &err), RS_OK, "type %zu: %s", k, err.msg);
+    for (size_t i = 0; i < 4; i++) {
+      cr_expect_eq(c->qgrade[i], want[k][i], "type %zu, row %zu: %d", k, i, c->qgrade[i]);
+      cr_expect_eq(c->qdoc[i], qdoc[i], "type %zu: doc of row %zu", k, i);
+    }
+    for (size_t i = 0; i < 3; i++) cr_expect_eq(c->qoff[i], qoff[i]);
+    rs__corpus_close(c);
+  }
+}

@@ -257,6 +257,21 @@ static rs_code read_rows(hid_t d, const char *file, const char *name, hid_t mtyp
   return rc;
 }
 
+/* Reads n bytes at off in the file (a short read: the file changed). */
+static rs_code pread_all(int fd, void *buf, size_t n, uint64_t off, const char *file, const char *name, rs_error *err)
+{
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t got = pread(fd, (char *)buf + done, n - done, (off_t)(off + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0)
+      return rs__fail(err, RS_IO, "%s:%s: cannot read %zu bytes at offset %" PRIu64 ": %s", file, name, n, off,
+                      got < 0 ? strerror(errno) : "the file is shorter; it changed while it was read, run the command again");
+    done += (size_t)got;
+  }
+  return RS_OK;
+}
+
 /* --- strings ----------------------------------------------------------- */
 
 /* Copies n strings into one pool: out[i] points into it. */
@@ -2037,20 +2052,110 @@ done:
   return rc;
 }
 
+/* Integers copied from the file's bytes in pieces on all threads (1M
+ * queries: the qrels' 50 MB were a serial tenth of the open through
+ * libhdf5).  Signed elements of in_size bytes go to int32 or int64 slots
+ * of out_size bytes: as they are when the sizes match, else widened
+ * (grades of 8 or 16 bits), as libhdf5 converts them. */
+enum { COPY_PIECE_BYTES = 4 << 20, WIDEN_BLOCK = 1 << 14 };
+typedef struct {
+  int fd;
+  uint64_t at;
+  size_t n, in_size, out_size, per_piece;
+  unsigned char *out;
+  const char *file, *name;
+  rs_code *rc;
+  rs_error *err;
+} int_copy;
+
+static void copy_piece(void *vc, size_t k, int tid)
+{
+  (void)tid;
+  const int_copy *c = vc;
+  const size_t i0 = k * c->per_piece, n = c->n - i0 < c->per_piece ? c->n - i0 : c->per_piece;
+  if (c->in_size == c->out_size) {
+    c->rc[k] = pread_all(c->fd, c->out + i0 * c->out_size, n * c->in_size, c->at + (uint64_t)i0 * c->in_size, c->file,
+                         c->name, &c->err[k]);
+    return;
+  }
+  unsigned char *in = malloc(WIDEN_BLOCK * c->in_size);
+  c->rc[k] = in ? RS_OK : rs__fail(&c->err[k], RS_NOMEM, "%s:%s: out of memory", c->file, c->name);
+  int32_t *out = (int32_t *)(void *)(c->out + i0 * c->out_size); /* widening: int32 slots (read_grades) */
+  for (size_t a = 0; a < n && !c->rc[k]; a += WIDEN_BLOCK) {
+    const size_t m = n - a < WIDEN_BLOCK ? n - a : WIDEN_BLOCK;
+    if ((c->rc[k] = pread_all(c->fd, in, m * c->in_size, c->at + (uint64_t)(i0 + a) * c->in_size, c->file, c->name,
+                              &c->err[k])))
+      break;
+    if (c->in_size == 1)
+      for (size_t j = 0; j < m; j++) out[a + j] = (int8_t)in[j];
+    else
+      for (size_t j = 0; j < m; j++) {
+        int16_t v;
+        memcpy(&v, in + 2 * j, 2);
+        out[a + j] = v;
+      }
+  }
+  free(in);
+}
+
+/* The native type of integer file type t when libhdf5 would read it into
+ * mtype (esize bytes) by copying it or widening it: t itself as native, or
+ * for int32 slots signed 8 and 16 bits.  -1 otherwise (a narrowing libhdf5
+ * would clamp, another byte order). */
+static hid_t copyable_ints(hid_t t, hid_t mtype, size_t esize)
+{
+  if (H5Tequal(t, mtype) > 0) return mtype;
+  if (esize != 4 || H5Tget_class(t) != H5T_INTEGER) return -1;
+  const hid_t narrow[] = {H5T_NATIVE_SCHAR, H5T_NATIVE_SHORT}; /* (unsigned ones are refused: expect_numeric) */
+  for (size_t i = 0; i < sizeof narrow / sizeof *narrow; i++)
+    if (H5Tequal(t, narrow[i]) > 0) return narrow[i];
+  return -1;
+}
+
+/* *copied = 1 when the n integers of d were copied into buf (mtype, esize
+ * bytes each) from the file's bytes (direct_addr); 0: libhdf5 reads them. */
+static rs_code copy_ints(const rs__h5file *f, hid_t d, const char *file, const char *name, hid_t mtype, size_t esize,
+                         size_t n, void *buf, int *copied, rs_error *err)
+{
+  *copied = 0;
+  if (!f->can_map || n == 0) return RS_OK;
+  hid_t t = H5Dget_type(d);
+  const hid_t src = t >= 0 ? copyable_ints(t, mtype, esize) : -1;
+  const size_t in_size = src >= 0 ? H5Tget_size(src) : 0;
+  close_id(t);
+  const uint64_t at = src >= 0 ? direct_addr(f, d, src, in_size, n) : 0;
+  if (!at) return RS_OK;
+  const size_t per_piece = COPY_PIECE_BYTES / in_size, pieces = (n + per_piece - 1) / per_piece;
+  int_copy c = {.fd = f->fd, .at = at, .n = n, .in_size = in_size, .out_size = esize, .per_piece = per_piece,
+                .out = buf, .file = file, .name = name,
+                .rc = rs__calloc(pieces, sizeof *c.rc), .err = rs__calloc(pieces, sizeof *c.err)};
+  rs_code rc = RS_OK;
+  if (!c.rc || !c.err) rc = rs__fail(err, RS_NOMEM, "%s:%s: out of memory", file, name);
+  else rs__parallel_for(pieces, rs__threads(0), 1, copy_piece, &c);
+  for (size_t k = 0; k < pieces && !rc; k++) /* the first piece that failed */
+    if ((rc = c.rc[k]) && err) *err = c.err[k];
+  free(c.rc);
+  free(c.err);
+  *copied = !rc;
+  return rc;
+}
+
 /* Reads an integer 1-D dataset whole, converting to mtype (int64 or int32). */
-static rs_code read_ints(hid_t loc, const char *file, const char *name, hid_t mtype, size_t esize, size_t want,
-                         void **out, size_t *n_out, rs_error *err)
+static rs_code read_ints(const rs__h5file *f, const char *file, const char *name, hid_t mtype, size_t esize,
+                         size_t want, void **out, size_t *n_out, rs_error *err)
 {
   hid_t d = -1;
   dset_info di;
   void *buf = NULL;
-  rs_code rc = open_dset(loc, file, name, name, &d, err);
+  int copied = 0;
+  rs_code rc = open_dset(f->fid, file, name, name, &d, err);
   if (rc || (rc = dset_describe(d, file, name, &di, err)) ||
       (rc = expect_numeric(&di, file, name, H5T_INTEGER, 1, want == SIZE_MAX ? 0 : want, "signed integers", err)))
     goto done;
   const size_t n = (size_t)di.dims[0];
   if (!(buf = rs__malloc(rs__mul(n, esize)))) { rc = rs__fail(err, RS_NOMEM, "%s:%s: out of memory", file, name); goto done; }
-  if ((rc = read_rows(d, file, name, mtype, 1, 0, n, 1, buf, err))) goto done;
+  if ((rc = copy_ints(f, d, file, name, mtype, esize, n, buf, &copied, err))) goto done;
+  if (!copied && (rc = read_rows(d, file, name, mtype, 1, 0, n, 1, buf, err))) goto done;
   *out = buf;
   *n_out = n;
   buf = NULL;
@@ -2066,24 +2171,24 @@ done:
  * conversion would clamp a grade of 2^40 silently (trec_eval mode rejects
  * grades beyond 32 bits).  The direct read touches half the memory (1M
  * queries: 20 of 40 MB, fresh pages being a large part of an open). */
-static rs_code read_grades(hid_t loc, const char *file, size_t want, int32_t **out, size_t *n_out, rs_error *err)
+static rs_code read_grades(const rs__h5file *f, const char *file, size_t want, int32_t **out, size_t *n_out, rs_error *err)
 {
   static const char name[] = "/qrels/grade";
   hid_t d = -1;
   dset_info di;
   void *p = NULL;
   size_t n = 0;
-  rs_code rc = open_dset(loc, file, name, name, &d, err);
+  rs_code rc = open_dset(f->fid, file, name, name, &d, err);
   if (!rc) rc = dset_describe(d, file, name, &di, err);
   close_id(d);
   if (rc) return rc;
   if (di.cls == H5T_INTEGER && (di.size < 4 || (di.size == 4 && di.is_signed))) {
-    if ((rc = read_ints(loc, file, name, H5T_NATIVE_INT32, sizeof(int32_t), want, &p, &n, err))) return rc;
+    if ((rc = read_ints(f, file, name, H5T_NATIVE_INT32, sizeof(int32_t), want, &p, &n, err))) return rc;
     *out = p;
     *n_out = n;
     return RS_OK;
   }
-  if ((rc = read_ints(loc, file, name, H5T_NATIVE_INT64, sizeof(int64_t), want, &p, &n, err))) return rc;
+  if ((rc = read_ints(f, file, name, H5T_NATIVE_INT64, sizeof(int64_t), want, &p, &n, err))) return rc;
   const int64_t *g64 = p;
   int32_t *g32 = p; /* in place: element i is read before element i is written */
   for (size_t i = 0; i < n; i++) {
@@ -2246,19 +2351,6 @@ static rs_code ids_place_for(const rs__h5file *f, const char *file, const char *
   return rc;
 }
 
-static rs_code pread_all(int fd, void *buf, size_t n, uint64_t off, const char *file, const char *name, rs_error *err)
-{
-  size_t done = 0;
-  while (done < n) {
-    const ssize_t got = pread(fd, (char *)buf + done, n - done, (off_t)(off + done));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0)
-      return rs__fail(err, RS_IO, "%s:%s: cannot read %zu bytes at offset %" PRIu64 ": %s", file, name, n, off,
-                      got < 0 ? strerror(errno) : "the file is shorter; it changed while it was read, run the command again");
-    done += (size_t)got;
-  }
-  return RS_OK;
-}
 
 /* Reads ids dataset name (/queries/id or /docs/id: the probe's flag
  * `skipped`) as read_strings gives them: from the file's bytes when their
@@ -2575,13 +2667,13 @@ rs_code rs__corpus_open(const char *path, rs__corpus **out, rs_error *err)
   if ((rc = heap_qids_check(c, &qids_checked, err))) goto fail;
   if (c->has_docs && (rc = heap_docs_sorted(c, &docs_sorted, err))) goto fail;
   if (!link_exists(f->fid, "qrels")) { rc = rs__fail(err, RS_FORMAT, "%s: missing group /qrels", path); goto fail; }
-  if ((rc = read_ints(f->fid, path, "/qrels/offsets", H5T_NATIVE_INT64, sizeof(int64_t), c->nq + 1, &p, &n, err)))
+  if ((rc = read_ints(f, path, "/qrels/offsets", H5T_NATIVE_INT64, sizeof(int64_t), c->nq + 1, &p, &n, err)))
     goto fail;
   c->qoff = p;
-  if ((rc = read_ints(f->fid, path, "/qrels/doc", H5T_NATIVE_INT32, sizeof(int32_t), SIZE_MAX, &p, &nnz, err)))
+  if ((rc = read_ints(f, path, "/qrels/doc", H5T_NATIVE_INT32, sizeof(int32_t), SIZE_MAX, &p, &nnz, err)))
     goto fail;
   c->qdoc = p;
-  if ((rc = read_grades(f->fid, path, nnz, &c->qgrade, &ngr, err))) goto fail;
+  if ((rc = read_grades(f, path, nnz, &c->qgrade, &ngr, err))) goto fail;
   if ((rc = check_qrels(c, nnz, err))) goto fail;
   if ((rc = open_runs(f, c->nq, 0, &c->runs, err))) goto fail;
   /* The ids, once the probe's verdict is in (it decoded them, or left them
