@@ -687,6 +687,111 @@ static int cmp_dbl(const void *a, const void *b)
  * (shapes 0-2), on distinct values spread over six decades (3: selected by
  * buckets), with -0.0 among them (4: in place), and on few distinct values
  * (5: bunched, in place). */
+/* A run of nq rows with latency lat[i] (seconds), one judged doc each. */
+static char *write_latency_run(size_t nq, const double *lat)
+{
+  char *path = th_join(th_fresh_dir(), "lat.h5");
+  char **qid = calloc(nq, sizeof *qid);
+  int64_t *qoff = calloc(nq + 1, sizeof *qoff);
+  int32_t *qdoc = calloc(nq, sizeof *qdoc), *qgrade = calloc(nq, sizeof *qgrade), *doc = calloc(nq, sizeof *doc);
+  cr_assert(qid && qoff && qdoc && qgrade && doc);
+  for (size_t i = 0; i < nq; i++) {
+    cr_assert((qid[i] = malloc(16)));
+    snprintf(qid[i], 16, "q%zu", i);
+    qoff[i + 1] = (int64_t)i + 1, qgrade[i] = 1;
+  }
+  const char *const did[] = {"d0"};
+  rs_error err = {0};
+  rs__h5w *w = NULL;
+  cr_assert_eq(rs__h5w_create(path, 1, &w, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_strings(w, "/queries/id", (const char *const *)qid, nq, 0, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_strings(w, "/docs/id", did, 1, 0, &err), RS_OK, "%s", err.msg);
+  uint64_t dims[2] = {nq + 1, 1};
+  cr_assert_eq(rs__h5w_array(w, "/qrels/offsets", RS_DT_I64, 1, dims, qoff, &err), RS_OK, "%s", err.msg);
+  dims[0] = nq;
+  cr_assert_eq(rs__h5w_array(w, "/qrels/doc", RS_DT_I32, 1, dims, qdoc, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_array(w, "/qrels/grade", RS_DT_I32, 1, dims, qgrade, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_array(w, "/runs/sys/doc", RS_DT_I32, 2, dims, doc, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_array(w, "/runs/sys/latency", RS_DT_F64, 1, dims, lat, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_commit(w, &err), RS_OK, "%s", err.msg);
+  for (size_t i = 0; i < nq; i++) free(qid[i]);
+  free(qid), free(qoff), free(qdoc), free(qgrade), free(doc);
+  return path;
+}
+
+/* The k-th comma-separated field of the line after the header. */
+static double csv_field(const char *csv, int k)
+{
+  const char *p = strchr(csv, '\n');
+  cr_assert(p);
+  for (p++; k > 0; k--) {
+    p = strchr(p, ',');
+    cr_assert(p);
+    p++;
+  }
+  return strtod(p, NULL);
+}
+
+/* Latencies of 50000 rows are read in steps of 16384 beside the scoring:
+ * the summary and the histogram are those of the whole column, at one
+ * thread and two, and a bad latency in a later step is named by its own
+ * row. */
+Test(latency, a_long_column_read_in_steps_sums_up_whole, .timeout = 60)
+{
+  enum { N = 50000 };
+  double *lat = malloc(N * sizeof *lat), *sorted = malloc(N * sizeof *sorted);
+  cr_assert(lat && sorted);
+  uint64_t hist[RS__LATENCY_N_BOUNDS + 1] = {0};
+  double sum = 0.0;
+  for (size_t i = 0; i < N; i++) {
+    lat[i] = (double)((i * 7919) % 30011) * 1e-6 + (i % 97 == 0 ? 2.5 : 0.0); /* 0 to 2.53 s */
+    sum += lat[i];
+    size_t b = 0;
+    while (b < RS__LATENCY_N_BOUNDS && lat[i] * 1000.0 > rs__latency_bounds_ms[b]) b++;
+    hist[b]++;
+  }
+  memcpy(sorted, lat, N * sizeof *sorted);
+  qsort(sorted, N, sizeof *sorted, cmp_dbl);
+  const char *path = write_latency_run(N, lat);
+  for (int t = 1; t <= 2; t++) {
+    char *out = th_join(th_fresh_dir(), "out"), threads[4];
+    snprintf(threads, sizeof threads, "%d", t);
+    char *argv[] = {(char *)th_bin(), "eval", (char *)path, "-o", out, "--threads", threads, "--quiet",
+                    "--batch-docs", "3000", NULL};
+    th_result r = th_run(NULL, argv, NULL, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    th_free(&r);
+    char *csv = th_slurp(th_join(out, "latency.csv"), NULL), *hcsv = th_slurp(th_join(out, "latency_hist.csv"), NULL);
+    cr_assert(csv && hcsv);
+    cr_expect(strncmp(csv, "run,n,mean_ms,p50_ms,p90_ms,p95_ms,p99_ms,p999_ms,max_ms\n", 57) == 0, "%s", csv);
+    cr_expect_eq(csv_field(csv, 1), N);
+    cr_expect_eq(csv_field(csv, 2), sum / N * 1000.0, "%d threads: mean %s", t, csv);
+    const double pct[] = {50.0, 90.0, 95.0, 99.0, 99.9};
+    for (int k = 0; k < 5; k++)
+      cr_expect_eq(csv_field(csv, 3 + k), rs__percentile_sorted(sorted, N, pct[k]) * 1000.0, "%d threads: p%g: %s", t,
+                   pct[k], csv);
+    cr_expect_eq(csv_field(csv, 8), sorted[N - 1] * 1000.0);
+    const char *line = strchr(hcsv, '\n') + 1;
+    for (size_t b = 0; b <= RS__LATENCY_N_BOUNDS; b++, line = strchr(line, '\n') + 1) {
+      const char *eol = strchr(line, '\n'), *count = eol;
+      cr_assert(eol);
+      while (count > line && count[-1] != ',') count--;
+      cr_assert(count > line, "%s", line);
+      count--;
+      cr_expect_eq(strtoull(count + 1, NULL, 10), hist[b], "%d threads, bucket %zu", t, b);
+    }
+    free(csv), free(hcsv);
+  }
+  lat[40000] = -1.0;
+  const char *bad = write_latency_run(N, lat);
+  char *argv[] = {(char *)th_bin(), "eval", (char *)bad, "-o", th_join(th_fresh_dir(), "out"), "--quiet", NULL};
+  th_result r = th_run(NULL, argv, NULL, NULL);
+  cr_expect_neq(r.status, 0);
+  cr_expect(strstr(r.err, "/runs/sys/latency: row 40000: expected a finite latency >= 0 seconds, found -1"), "%s", r.err);
+  th_free(&r);
+  free(lat), free(sorted);
+}
+
 Test(latency, selection_equals_full_sort)
 {
   const size_t n = 100003;

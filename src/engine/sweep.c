@@ -118,6 +118,11 @@ typedef struct {
   /* reading cursor */
   size_t rd_run, rd_q;
   size_t lat_seen, lat_done; /* runs [lat_done, lat_seen) reached by the reader, latencies not yet read */
+  /* Run lat_done's latencies while they are read, LATENCY_STEP rows at a
+   * time (read_latencies): lat_rows of them so far, binned into lat_bucket. */
+  double *lat;
+  size_t lat_rows;
+  uint64_t lat_bucket[RS__LATENCY_N_BOUNDS + 1];
   double read_s; /* time spent in read_next */
 } engine;
 
@@ -685,41 +690,73 @@ static size_t rows_per_block(const engine *e, const rs__run *r)
  * since the last call (percentiles need each run's whole column).  Called
  * after a batch is read, so that on several threads the first run's column
  * is read beside the scoring of the first batch, not before it. */
-static void read_latencies(engine *e, batch *b)
+/* Rows of latencies read and binned a step.  A run's latencies were read
+ * whole in one side slot: 1M of them took 20 ms beside a batch scored in
+ * 1 ms, the other threads waiting out the rest. */
+enum { LATENCY_STEP = 1 << 14 };
+
+/* Reads and sums up the latencies of the runs the reader has reached, at
+ * least `budget` rows of them (SIZE_MAX: all), in steps: each run's
+ * percentiles once its last rows are in (a run's summary counts as a
+ * quarter of its rows: it is that much of the work). */
+static void read_latencies(engine *e, batch *b, size_t budget)
 {
-  for (; e->lat_done < e->lat_seen && !b->rc; e->lat_done += e->group[e->lat_done]) {
+  while (e->lat_done < e->lat_seen && !b->rc && budget > 0) {
     const size_t run = e->lat_done;
     const rs__run *r = rows_of(e->runs[run]);
-    if (reads_latency(e, run)) {
-      double *lat = rs__malloc(rs__mul(r->n_rows, sizeof *lat));
-      char where[600];
-      snprintf(where, sizeof where, "%s:/runs/%s/latency", r->path, r->name);
-      if (!lat) b->rc = rs__fail(&b->err, RS_NOMEM, "%s: out of memory", where);
-      else if (!(b->rc = rs__run_read_latency(r, lat, &b->err)))
-        b->rc = rs__latency_summarize(lat, r->n_rows, where, &e->res[run].latency, &b->err);
-      if (!b->rc) rs__latency_histogram(lat, r->n_rows, 1000.0, e->res[run].latency.bucket);
-      if (!b->rc && e->cfg->latency_cdf && r->n_rows) {
-        double *cdf = rs__malloc(RS__LATENCY_CDF_N * sizeof *cdf);
-        if (!cdf) b->rc = rs__fail(&b->err, RS_NOMEM, "%s: out of memory", where);
-        else rs__latency_cdf(lat, r->n_rows, cdf);
-        e->res[run].latency_cdf = cdf;
+    if (!reads_latency(e, run)) {
+      e->lat_done += e->group[run];
+      continue;
+    }
+    char where[600];
+    snprintf(where, sizeof where, "%s:/runs/%s/latency", r->path, r->name);
+    if (!e->lat) {
+      if (!(e->lat = rs__malloc(rs__mul(r->n_rows ? r->n_rows : 1, sizeof *e->lat)))) {
+        b->rc = rs__fail(&b->err, RS_NOMEM, "%s: out of memory", where);
+        return;
       }
-      free(lat);
-      if (b->rc) return;
-      e->res[run].has_latency = 1;
-      /* The runs cut from the same rows answered in the same time. */
-      for (size_t v = 1; v < e->group[run]; v++) {
-        rs__run_result *to = &e->res[run + v], *from = &e->res[run];
-        to->latency = from->latency, to->has_latency = 1;
-        if (from->latency_cdf) {
-          if (!(to->latency_cdf = rs__malloc(RS__LATENCY_CDF_N * sizeof *to->latency_cdf))) {
-            b->rc = rs__fail(&b->err, RS_NOMEM, "%s: out of memory", where);
-            return;
-          }
-          memcpy(to->latency_cdf, from->latency_cdf, RS__LATENCY_CDF_N * sizeof *to->latency_cdf);
+      e->lat_rows = 0;
+      memset(e->lat_bucket, 0, sizeof e->lat_bucket);
+    }
+    while (e->lat_rows < r->n_rows && budget > 0) {
+      const size_t n = r->n_rows - e->lat_rows < LATENCY_STEP ? r->n_rows - e->lat_rows : LATENCY_STEP;
+      uint64_t bucket[RS__LATENCY_N_BOUNDS + 1];
+      if ((b->rc = rs__run_read_latency(r, e->lat_rows, n, e->lat + e->lat_rows, &b->err))) return;
+      rs__latency_histogram(e->lat + e->lat_rows, n, 1000.0, bucket);
+      for (size_t k = 0; k <= RS__LATENCY_N_BOUNDS; k++) e->lat_bucket[k] += bucket[k];
+      e->lat_rows += n;
+      budget = budget > n ? budget - n : 0;
+    }
+    if (e->lat_rows < r->n_rows) return;
+    /* every row in: the run's summary, the same for the runs cut from its rows */
+    rs__run_result *res = &e->res[run];
+    if ((b->rc = rs__latency_summarize(e->lat, r->n_rows, where, &res->latency, &b->err))) return;
+    memcpy(res->latency.bucket, e->lat_bucket, sizeof e->lat_bucket);
+    if (e->cfg->latency_cdf && r->n_rows) {
+      if (!(res->latency_cdf = rs__malloc(RS__LATENCY_CDF_N * sizeof *res->latency_cdf))) {
+        b->rc = rs__fail(&b->err, RS_NOMEM, "%s: out of memory", where);
+        return;
+      }
+      rs__latency_cdf(e->lat, r->n_rows, res->latency_cdf); /* after the summary, as its selection left them */
+    }
+    free(e->lat);
+    e->lat = NULL;
+    res->has_latency = 1;
+    /* The runs cut from the same rows answered in the same time. */
+    for (size_t v = 1; v < e->group[run]; v++) {
+      rs__run_result *to = &e->res[run + v];
+      to->latency = res->latency, to->has_latency = 1;
+      if (res->latency_cdf) {
+        if (!(to->latency_cdf = rs__malloc(RS__LATENCY_CDF_N * sizeof *to->latency_cdf))) {
+          b->rc = rs__fail(&b->err, RS_NOMEM, "%s: out of memory", where);
+          return;
         }
+        memcpy(to->latency_cdf, res->latency_cdf, RS__LATENCY_CDF_N * sizeof *to->latency_cdf);
       }
     }
+    e->lat_done += e->group[run];
+    const size_t summary = r->n_rows / 4;
+    budget = budget == SIZE_MAX ? budget : budget > summary ? budget - summary : 0;
   }
 }
 
@@ -768,7 +805,9 @@ static void read_next(engine *e)
 {
   const double t0 = e->cfg->timing ? rs__seconds() : 0.0;
   read_batch(e, e->next);
-  if (!e->next->rc) read_latencies(e, e->next);
+  /* as many latency rows as rows read, at least a step: the latencies keep
+   * up with the reading, each slot's share small beside a batch's scoring */
+  if (!e->next->rc) read_latencies(e, e->next, e->next->n_rows > LATENCY_STEP ? e->next->n_rows : LATENCY_STEP);
   if (e->cfg->timing) e->read_s += rs__seconds() - t0;
 }
 
@@ -1041,7 +1080,7 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
         *err = e.cur->err;
         goto done;
       }
-      read_latencies(&e, e.cur); /* any left (read_next reads them after each batch) */
+      read_latencies(&e, e.cur, SIZE_MAX); /* any left (read_next reads them in steps after each batch) */
       if ((rc = e.cur->rc)) *err = e.cur->err;
       break;
     }
@@ -1064,6 +1103,7 @@ done:
   for (int k = 0; e.ts && k < e.threads; k++) free_thread(&e.ts[k]);
   free(e.ts);
   for (size_t k = 0; k < 3; k++) free_batch(&e.b[k]);
+  free(e.lat);
   free(e.id_rank);
   free(e.lv_grade);
   free(e.lv_count);

@@ -172,8 +172,9 @@ static inline double rs__block_score(const rs__block *b, size_t i)
 rs_code rs__run_read(const rs__run *run, size_t q0, size_t n, rs__block *b, rs_error *err);
 void rs__block_free(rs__block *b);
 
-/* Reads the run's latency dataset (seconds) into out[run->n_rows]. */
-rs_code rs__run_read_latency(const rs__run *run, double *out, rs_error *err);
+/* Reads rows [q0, q0 + n) of the run's latency dataset (seconds) into
+ * out[0..n). */
+rs_code rs__run_read_latency(const rs__run *run, size_t q0, size_t n, double *out, rs_error *err);
 
 /* --- writing ------------------------------------------------------------ */
 

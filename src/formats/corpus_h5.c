@@ -2905,14 +2905,16 @@ void rs__block_free(rs__block *b)
   memset(b, 0, sizeof *b);
 }
 
-rs_code rs__run_read_latency(const rs__run *run, double *out, rs_error *err)
+rs_code rs__run_read_latency(const rs__run *run, size_t q0, size_t n, double *out, rs_error *err)
 {
   char shown[600];
-  if (run->mem) return rs__mem_run_read_latency(run, out, err);
+  if (run->mem) return rs__mem_run_read_latency(run, q0, n, out, err);
   snprintf(shown, sizeof shown, "/runs/%s/latency", run->name);
+  if (q0 > run->n_rows || n > run->n_rows - q0)
+    return rs__fail(err, RS_USAGE, "%s:%s: rows [%zu, %zu) past its %zu rows", run->path, shown, q0, q0 + n, run->n_rows);
   hid_t d = H5Dopen2(run->file->fid, shown, H5P_DEFAULT);
   if (d < 0) return rs__fail(err, RS_IO, "%s:%s: cannot open", run->path, shown);
-  rs_code rc = read_rows(d, run->path, shown, H5T_NATIVE_DOUBLE, 1, 0, run->n_rows, 1, out, err);
+  rs_code rc = read_rows(d, run->path, shown, H5T_NATIVE_DOUBLE, 1, q0, n, 1, out, err);
   close_id(d);
   return rc;
 }

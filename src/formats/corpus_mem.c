@@ -30,11 +30,14 @@ rs_code rs__mem_run_read(const rs__run *run, size_t q0, size_t n, rs__block *b, 
   return RS_OK;
 }
 
-rs_code rs__mem_run_read_latency(const rs__run *run, double *out, rs_error *err)
+rs_code rs__mem_run_read_latency(const rs__run *run, size_t q0, size_t n, double *out, rs_error *err)
 {
   if (!run->mem->latency)
     return rs__fail(err, RS_FORMAT, "%s: run %s gives no latencies", run->mem->path, run->name);
-  memcpy(out, run->mem->latency, rs__mul(run->n_rows, sizeof *out));
+  if (q0 > run->n_rows || n > run->n_rows - q0)
+    return rs__fail(err, RS_USAGE, "%s: run %s: latency rows [%zu, %zu) past its %zu rows", run->mem->path, run->name, q0,
+                    q0 + n, run->n_rows);
+  if (n) memcpy(out, run->mem->latency + q0, rs__mul(n, sizeof *out));
   return RS_OK;
 }
 

@@ -10,7 +10,7 @@
  * (no copy); off is the block's. */
 rs_code rs__mem_run_read(const rs__run *run, size_t q0, size_t n, rs__block *b, rs_error *err);
 /* rs__run_read_latency for run->mem. */
-rs_code rs__mem_run_read_latency(const rs__run *run, double *out, rs_error *err);
+rs_code rs__mem_run_read_latency(const rs__run *run, size_t q0, size_t n, double *out, rs_error *err);
 /* Frees the rows of s->mem (rs__runset_close calls it). */
 void rs__mem_runset_free(rs__runset *s);
 /* Frees the blocks the doc ids of an in-memory corpus point into. */

@@ -87,7 +87,7 @@ static void read_runs(const rs__runset *s)
     if (run->has_latency) {
       double *lat = malloc((run->n_rows ? run->n_rows : 1) * sizeof *lat);
       if (!lat) abort();
-      (void)rs__run_read_latency(run, lat, &err);
+      (void)rs__run_read_latency(run, 0, run->n_rows, lat, &err);
       free(lat);
     }
   }
