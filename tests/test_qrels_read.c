@@ -1,6 +1,6 @@
 /* test_qrels_read.c: the qrels reader (src/formats/qrels.c) gives the same
  * tables, and the same first error, whether its line pass runs on one
- * share of the text or on several (one a thread, for texts of 2 MiB and
+ * share of the text or on several (one a thread, for texts of 512 KiB and
  * more).  The texts put comment lines, split topics and bad lines where
  * the shares meet.  Also: the topic each one's lines are followed by in
  * the file (rs__qrels.next_in_file). */
@@ -113,6 +113,20 @@ Test(qrels_read, shares_give_the_same_tables)
   cr_expect_str_eq(msg, "");
   read_everywhere(write_around("q999999 0 dsplit 2\n", 1), msg, sizeof msg); /* and with a judgment */
   cr_expect_str_eq(msg, "");
+}
+
+/* A text of 600 KB, as the qrels of 10k queries: shared out at two threads
+ * and more too, with the same tables. */
+Test(qrels_read, a_text_under_1_mib_is_shared_out_too)
+{
+  text t = {0};
+  unsigned seed = 7;
+  put_judgments(&t, &seed, 30000, 3);
+  cr_assert_eq(t.len, 30000u * 20);
+  char msg[512];
+  read_everywhere(th_write_temp(0, "qrels.txt", t.s), msg, sizeof msg);
+  cr_expect_str_eq(msg, "");
+  free(t.s);
 }
 
 /* A topic whose lines are together, cut in two only by where the text is

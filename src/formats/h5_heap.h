@@ -37,8 +37,8 @@ typedef struct {
  * first NUL byte; s is valid during the call only. */
 typedef void (*rs__h5_heap_fn)(void *ctx, size_t row, const char *s, size_t len);
 
-/* Hands every row's string to fn, holding at most 32 MiB of the heap at
- * once.  Errors as rs__h5_heap_strings; fn has been called for the rows
+/* Hands every row's string to fn, holding at most 4 MiB of the heap's
+ * collections at once (and as much again in blocks kept for reuse).  Errors as rs__h5_heap_strings; fn has been called for the rows
  * before the failing one. */
 rs_code rs__h5_heap_visit(const rs__h5_heap_rows *rows, rs__h5_heap_fn fn, void *ctx, rs_error *err);
 
