@@ -686,10 +686,6 @@ static size_t rows_per_block(const engine *e, const rs__run *r)
   return rows < 16 ? 16 : rows;
 }
 
-/* Reads and summarises the latencies of the runs the reader has reached
- * since the last call (percentiles need each run's whole column).  Called
- * after a batch is read, so that on several threads the first run's column
- * is read beside the scoring of the first batch, not before it. */
 /* Rows of latencies read and binned a step.  A run's latencies were read
  * whole in one side slot: 1M of them took 20 ms beside a batch scored in
  * 1 ms, the other threads waiting out the rest. */
@@ -697,8 +693,11 @@ enum { LATENCY_STEP = 1 << 14 };
 
 /* Reads and sums up the latencies of the runs the reader has reached, at
  * least `budget` rows of them (SIZE_MAX: all), in steps: each run's
- * percentiles once its last rows are in (a run's summary counts as a
- * quarter of its rows: it is that much of the work). */
+ * percentiles once its last rows are in (they need the whole column; a
+ * run's summary counts as a quarter of its rows: it is that much of the
+ * work).  Called after a batch is read, so that on several threads the
+ * first run's column is read beside the scoring of the first batch, not
+ * before it. */
 static void read_latencies(engine *e, batch *b, size_t budget)
 {
   while (e->lat_done < e->lat_seen && !b->rc && budget > 0) {
