@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,6 +323,60 @@ Test(h5_heap, a_reused_block_keeps_no_object_of_the_collection_before)
   free(v);
   close(r.fd);
   free(m.b);
+}
+
+/* The reader's live heap while it visits rows (mallinfo2: bytes in use,
+ * small and mapped), its peak above the level before the visit. */
+static size_t heap_in_use(void)
+{
+  const struct mallinfo2 mi = mallinfo2();
+  return mi.uordblks + mi.hblkhd;
+}
+
+typedef struct {
+  size_t base, peak;
+} heap_watch;
+
+static void watch_heap(void *vw, size_t rownum, const char *s, size_t len)
+{
+  (void)rownum, (void)s, (void)len;
+  heap_watch *w = vw;
+  const size_t now = heap_in_use();
+  if (now > w->base && now - w->base > w->peak) w->peak = now - w->base;
+}
+
+/* Memory stays bounded whatever mix of collection sizes: 48 rounds of one
+ * collection of 1 MiB, then 24 of 64 KiB.  Blocks kept for reuse must not
+ * pile up round after round (a 1 MiB block taken by a 64 KiB collection,
+ * kept, and a new one made for the next 1 MiB collection): the visit's
+ * peak stays under 12 MiB (4 MiB of cache, as much in spare blocks, their
+ * index tables, and one collection). */
+Test(h5_heap, blocks_kept_for_reuse_stay_bounded, .timeout = 60)
+{
+  enum { ROUNDS = 48, SMALL_PER = 24, BIG = 1 << 20, SMALL = 1 << 16 };
+  const size_t per_round = 1 + SMALL_PER, n_rows = ROUNDS * per_round;
+  const size_t rows_at = 4096, heap_at = rows_at + n_rows * 16 + 4096;
+  const size_t total = heap_at + (size_t)ROUNDS * (BIG + SMALL_PER * (size_t)SMALL);
+  image m = image_new(total, 8, 8);
+  size_t at = heap_at, row_i = 0;
+  char id[32];
+  for (size_t r = 0; r < ROUNDS; r++)
+    for (size_t k = 0; k < per_round; k++) {
+      const size_t size = k == 0 ? BIG : SMALL;
+      const int len = snprintf(id, sizeof id, "r%02zu-c%02zu", r, k);
+      size_t p = coll_begin(&m, at, size);
+      p = object(&m, p, 1, id, (size_t)len);
+      free_space(&m, p, at + size);
+      row(&m, rows_at, row_i++, (uint32_t)len, at, 1);
+      at += size;
+    }
+  rs__h5_heap_rows r = rows_of(&m, rows_at, n_rows);
+  free(m.b);
+  heap_watch w = {.base = heap_in_use()};
+  rs_error err = {0};
+  cr_assert_eq(rs__h5_heap_visit(&r, watch_heap, &w, &err), RS_OK, "%s", err.msg);
+  cr_expect_lt(w.peak, (size_t)12 << 20, "the visit held %zu bytes at its peak", w.peak);
+  close(r.fd);
 }
 
 /* The layout libhdf5 writes: `import` writes the ids with libhdf5 (many

@@ -37,8 +37,6 @@ typedef struct {
   uint32_t n_idx;
 } heap_coll;
 
-/* The collections read so far, by address (open addressing): a dataset's
- * rows name few collections, most rows the one the row before named. */
 /* A block the cache let go of, kept for the next collection: freed to
  * malloc, the blocks of a whole cache at the top of the heap were given
  * back to the kernel (trimmed) and faulted in again at the next one, 20 ms
@@ -50,21 +48,25 @@ typedef struct {
   uint32_t n_idx;
 } heap_spare;
 
+/* The collections read so far, by address (open addressing): a dataset's
+ * rows name few collections, most rows the one the row before named. */
 typedef struct {
   const rs__h5_heap_rows *rows;
   heap_coll *slot;
   size_t cap, used;
-  uint64_t bytes; /* held by the collections in slot, their index tables included */
+  uint64_t bytes; /* held by the collections in slot (their blocks' capacity), index tables included */
   const heap_coll *last;
-  heap_spare *spare; /* [n_spare]: the blocks of the collections cleared last */
+  heap_spare *spare; /* [n_spare]: blocks of collections cleared, spare_bytes in all */
   size_t n_spare, cap_spare;
+  uint64_t spare_bytes;
 } heap_cache;
 
 /* The collection bytes kept at once: past this the cache starts again
- * empty, its blocks kept for the next collections (heap_spare), so memory
- * stays bounded whatever the file (rows in collection order, as writers
- * leave them, read each collection once) and the same pages serve every
- * round (at 32 MiB, fresh pages were a third of reading 1M ids). */
+ * empty, its blocks kept for the next collections (heap_spare, up to as
+ * many bytes again), so memory stays bounded whatever the file (rows in
+ * collection order, as writers leave them, read each collection once) and
+ * the same pages serve every round (at 32 MiB, fresh pages were a third of
+ * reading 1M ids). */
 #define HEAP_CACHE_BYTES ((uint64_t)4 << 20)
 
 /* The n-byte (2, 4 or 8) little-endian number at p.  Fixed-width loads: a
@@ -138,8 +140,14 @@ static void spare_free(heap_spare *b)
   free(b->obj_size);
 }
 
-/* Empties the cache; its blocks become spares while there is room to list
- * them (the spares never hold more than one full cache did). */
+static uint64_t spare_size(const heap_spare *b)
+{
+  return (uint64_t)b->bytes_cap + (uint64_t)b->n_idx * (sizeof *b->obj_at + sizeof *b->obj_size);
+}
+
+/* Empties the cache; its blocks become spares while they hold at most
+ * HEAP_CACHE_BYTES in all (the others are freed), so that files mixing
+ * large and small collections cannot pile blocks up round after round. */
 static void cache_clear(heap_cache *c)
 {
   for (size_t i = 0; i < c->cap; i++) {
@@ -151,8 +159,12 @@ static void cache_clear(heap_cache *c)
       heap_spare *g = rs__realloc(c->spare, rs__mul(cap, sizeof *g));
       if (g) c->spare = g, c->cap_spare = cap;
     }
-    if (c->n_spare < c->cap_spare) c->spare[c->n_spare++] = b;
-    else spare_free(&b);
+    if (c->n_spare < c->cap_spare && c->spare_bytes + spare_size(&b) <= HEAP_CACHE_BYTES) {
+      c->spare[c->n_spare++] = b;
+      c->spare_bytes += spare_size(&b);
+    } else {
+      spare_free(&b);
+    }
     memset(h, 0, sizeof *h);
   }
   c->used = 0;
@@ -169,14 +181,15 @@ static void cache_free(heap_cache *c)
 }
 
 /* The blocks for a collection of `size` bytes into h: the last spare's
- * (its byte block only if large enough), else new ones.  The index tables
- * come back zeroed (0: no object of that index). */
+ * (its byte block only if large enough and not far larger), else new ones.
+ * The index tables come back zeroed (0: no object of that index). */
 static int take_blocks(heap_cache *c, heap_coll *h, uint64_t size)
 {
   const size_t want = (size_t)size + 8; /* + 8: a short string is read as one word (c_string_len) */
   if (c->n_spare) {
     heap_spare b = c->spare[--c->n_spare];
-    if (b.bytes_cap < want) {
+    c->spare_bytes -= spare_size(&b);
+    if (b.bytes_cap < want || b.bytes_cap > 2 * want + 65536) {
       free(b.bytes);
       b.bytes = NULL, b.bytes_cap = 0;
     }
@@ -298,7 +311,7 @@ static rs_code collection(heap_cache *c, uint64_t addr, size_t row, const heap_c
   c->slot[i] = h;
   c->used++;
   /* the tables count too: a collection of 4 KiB may name index 65535 */
-  c->bytes += size + (uint64_t)h.n_idx * (sizeof *h.obj_at + sizeof *h.obj_size);
+  c->bytes += h.bytes_cap + (uint64_t)h.n_idx * (sizeof *h.obj_at + sizeof *h.obj_size);
   *out = c->last = &c->slot[i];
   return RS_OK;
 fail:
