@@ -257,7 +257,8 @@ static rs_code read_rows(hid_t d, const char *file, const char *name, hid_t mtyp
   return rc;
 }
 
-/* Reads n bytes at off in the file (a short read: the file changed). */
+/* Reads n bytes at off in the file (short: the file is shorter than its
+ * datasets say, or changed while it was read). */
 static rs_code pread_all(int fd, void *buf, size_t n, uint64_t off, const char *file, const char *name, rs_error *err)
 {
   size_t done = 0;
@@ -266,7 +267,7 @@ static rs_code pread_all(int fd, void *buf, size_t n, uint64_t off, const char *
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0)
       return rs__fail(err, RS_IO, "%s:%s: cannot read %zu bytes at offset %" PRIu64 ": %s", file, name, n, off,
-                      got < 0 ? strerror(errno) : "the file is shorter; it changed while it was read, run the command again");
+                      got < 0 ? strerror(errno) : "the file is shorter than its datasets say");
     done += (size_t)got;
   }
   return RS_OK;
@@ -2426,7 +2427,7 @@ static rs_code heap_qids_check(const rs__corpus *c, int *ok, rs_error *err)
   if (p->parts > QID_PARTS_MAX) p->parts = QID_PARTS_MAX;
   if (p->parts > rows.n / QID_PART_MIN) p->parts = rows.n / QID_PART_MIN ? rows.n / QID_PART_MIN : 1;
   for (size_t i = 0; i < p->parts; i++) {
-    const size_t row0 = rows.n / p->parts * i, row1 = i + 1 == p->parts ? rows.n : rows.n / p->parts * (i + 1);
+    const size_t row0 = part_begin(rows.n, p->parts, i), row1 = part_begin(rows.n, p->parts, i + 1);
     p->part[i] = rows;
     p->part[i].rows_at += (uint64_t)row0 * (4 + rows.sizeof_addr + 4);
     p->part[i].first_row = row0;
@@ -2793,16 +2794,7 @@ static rs_code grow_block(rs__block *b, size_t rows, size_t docs, size_t score_b
  * cache: 1.1-1.5 s mapped, 0.09 s through pread into a reused buffer). */
 static rs_code read_window(const rs__run *run, void *buf, uint64_t start, size_t len, const char *shown, rs_error *err)
 {
-  size_t got = 0;
-  while (got < len) {
-    const ssize_t r = pread(run->file->fd, (char *)buf + got, len - got, (off_t)(start + got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0)
-      return rs__fail(err, RS_IO, "%s:%s: cannot read %zu bytes at offset %" PRIu64 ": %s", run->path, shown, len,
-                      start, r < 0 ? strerror(errno) : "the file is shorter than its datasets say");
-    got += (size_t)r;
-  }
-  return RS_OK;
+  return pread_all(run->file->fd, buf, len, start, run->path, shown, err);
 }
 
 /* Elements [first, first + n_elems) of a run's doc or score dataset (1-D, or
