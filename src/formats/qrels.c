@@ -10,6 +10,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "engine/sched.h"
 #include "formats/numparse.h"
 #include "formats/textio.h"
 #include "formats/tokens.h"
@@ -418,6 +419,42 @@ static void read_share(qrels_share *sh, const char *name, rs__numbers numbers, r
   sh->n_judged = w - sh->first_judgment;
 }
 
+static void count_share_item(void *ctx, size_t c, int tid)
+{
+  (void)tid;
+  count_share(&((qrels_share *)ctx)[c]);
+}
+
+typedef struct {
+  qrels_share *shares;
+  const char *name;
+  rs__numbers numbers;
+  rs__qrels *q;
+} share_pass;
+
+static void read_share_item(void *ctx, size_t c, int tid)
+{
+  (void)tid;
+  const share_pass *pass = ctx;
+  read_share(&pass->shares[c], pass->name, pass->numbers, pass->q);
+}
+
+/* Topics are indexed TOPICS_PER_ITEM to an item, each thread with its own
+ * room for a topic's judgments. */
+enum { TOPICS_PER_ITEM = 1024 };
+typedef struct {
+  rs__qrels *q;
+  size_t n_topics;
+  judgment *one[MAX_SHARES];
+} topic_pass;
+
+static void index_topics_item(void *ctx, size_t item, int tid)
+{
+  const topic_pass *pass = ctx;
+  const size_t a = item * TOPICS_PER_ITEM, b = a + TOPICS_PER_ITEM < pass->n_topics ? a + TOPICS_PER_ITEM : pass->n_topics;
+  for (size_t r = a; r < b; r++) index_topic(pass->q, r, pass->one[tid]);
+}
+
 rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__qrels **out, rs_error *err)
 {
   rs_code rc = RS_OK;
@@ -467,10 +504,7 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
       shares[c].file_end = end;
     }
   }
-#ifdef _OPENMP
-#pragma omp parallel for num_threads((int)n_shares) schedule(static, 1) if (n_shares > 1)
-#endif
-  for (size_t c = 0; c < n_shares; c++) count_share(&shares[c]);
+  rs__parallel_for(n_shares, (int)n_shares, 1, count_share_item, shares);
   for (size_t c = 0; c < n_shares; c++) {
     shares[c].max_grade = -1;
     shares[c].first_line = c ? shares[c - 1].first_line + shares[c - 1].n_lines : 0;
@@ -487,10 +521,10 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory for %zu lines", name, cap_lines);
     goto done;
   }
-#ifdef _OPENMP
-#pragma omp parallel for num_threads((int)n_shares) schedule(static, 1) if (n_shares > 1)
-#endif
-  for (size_t c = 0; c < n_shares; c++) read_share(&shares[c], name, numbers, q);
+  {
+    share_pass pass = {shares, name, numbers, q};
+    rs__parallel_for(n_shares, (int)n_shares, 1, read_share_item, &pass);
+  }
   for (size_t c = 0; c < n_shares && !rc; c++) {
     rc = shares[c].rc;
     if (rc && err) *err = shares[c].err;
@@ -647,29 +681,19 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
 
   /* Per topic, on all threads: docno order and duplicates (each topic
    * writes only its own range). */
-  int nomem = 0;
   if (threads < 1 || nt < 4096) threads = 1;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads) default(none) shared(q, nt, max_topic, nomem)
-#endif
+  if (threads > MAX_SHARES) threads = MAX_SHARES;
   {
-    judgment *one = rs__malloc(rs__mul(max_topic, sizeof *one));
-    if (!one) {
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-      nomem = 1;
+    topic_pass pass = {q, nt, {NULL}};
+    int nomem = 0;
+    for (int t = 0; t < threads; t++)
+      nomem |= !(pass.one[t] = rs__malloc(rs__mul(max_topic ? max_topic : 1, sizeof *pass.one[t])));
+    if (!nomem) rs__parallel_for((nt + TOPICS_PER_ITEM - 1) / TOPICS_PER_ITEM, threads, 1, index_topics_item, &pass);
+    for (int t = 0; t < threads; t++) free(pass.one[t]);
+    if (nomem) {
+      rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
+      goto done;
     }
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-    for (size_t r = 0; r < nt; r++)
-      if (one) index_topic(q, r, one);
-    free(one);
-  }
-  if (nomem) {
-    rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
-    goto done;
   }
   q->max_count = max_topic;
   q->max_grade = -1;

@@ -1,0 +1,136 @@
+/* test_sched.c: where the threads of rs__parallel_for's teams run.  A
+ * team as large as the process's CPU set has thread k on its k-th CPU; any
+ * other team, and any process whose user chose a binding, is left to the
+ * kernel; the calling thread gets its own CPU set back.  Each test runs
+ * in its own process (Criterion forks one per test), so each starts with
+ * no thread placed yet. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "engine/sched.h"
+
+#ifdef _OPENMP /* the serial build runs every item on the caller */
+enum { N_ITEMS = 256 };
+
+/* What one item saw: its thread, and that thread's CPU set. */
+typedef struct {
+  int tid;
+  int ok;
+  cpu_set_t cpus;
+} item_seen;
+
+static void note_item(void *ctx, size_t i, int tid)
+{
+  item_seen *seen = ctx;
+  seen[i].tid = tid;
+  seen[i].ok = pthread_getaffinity_np(pthread_self(), sizeof seen[i].cpus, &seen[i].cpus) == 0;
+  /* 100 us an item: every thread of the team gets to claim some */
+  struct timespec pause = {0, 100000};
+  nanosleep(&pause, NULL);
+}
+
+/* The calling thread's CPUs, and the k-th of them in *cpu_of[k]. */
+static int cpus_of_caller(cpu_set_t *all, int *cpu_of)
+{
+  cr_assert_eq(pthread_getaffinity_np(pthread_self(), sizeof *all, all), 0);
+  int n = 0;
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, all)) cpu_of[n++] = c;
+  return n;
+}
+
+static int workers_seen(const item_seen *seen)
+{
+  int n = 0;
+  for (size_t i = 0; i < N_ITEMS; i++) n += seen[i].tid > 0;
+  return n;
+}
+
+/* Every item ran on its thread's own CPU: thread k on the k-th. */
+static void assert_placed(const item_seen *seen, const int *cpu_of)
+{
+  cr_assert_gt(workers_seen(seen), 0, "no item ran on a worker: the test saw only the caller");
+  for (size_t i = 0; i < N_ITEMS; i++) {
+    cr_assert(seen[i].ok);
+    cr_assert_eq(CPU_COUNT(&seen[i].cpus), 1, "item %zu (thread %d) may run on %d CPUs", i, seen[i].tid,
+                 CPU_COUNT(&seen[i].cpus));
+    cr_assert(CPU_ISSET(cpu_of[seen[i].tid], &seen[i].cpus), "item %zu: thread %d is not on CPU %d", i, seen[i].tid,
+              cpu_of[seen[i].tid]);
+  }
+}
+
+static void assert_caller_has(const cpu_set_t *all)
+{
+  cpu_set_t after;
+  cr_assert_eq(pthread_getaffinity_np(pthread_self(), sizeof after, &after), 0);
+  cr_assert(CPU_EQUAL(&after, all), "the calling thread kept %d of its %d CPUs", CPU_COUNT(&after), CPU_COUNT(all));
+}
+
+Test(sched, a_team_of_every_cpu_has_a_cpu_per_thread)
+{
+  static int cpu_of[CPU_SETSIZE];
+  cpu_set_t all;
+  const int n = cpus_of_caller(&all, cpu_of);
+  if (n < 2) cr_skip_test("one CPU: nothing to place");
+  static item_seen seen[N_ITEMS];
+  rs__parallel_for(N_ITEMS, n, 1, note_item, seen);
+  assert_placed(seen, cpu_of);
+  assert_caller_has(&all);
+}
+
+static cpu_set_t side_cpus;
+static int side_ok;
+static void note_side(void *ctx)
+{
+  (void)ctx;
+  side_ok = pthread_getaffinity_np(pthread_self(), sizeof side_cpus, &side_cpus) == 0;
+}
+
+Test(sched, the_team_with_a_side_task_is_placed_too)
+{
+  static int cpu_of[CPU_SETSIZE];
+  cpu_set_t all;
+  const int n = cpus_of_caller(&all, cpu_of);
+  if (n < 2) cr_skip_test("one CPU: nothing to place");
+  static item_seen seen[N_ITEMS];
+  rs__parallel_for_beside(N_ITEMS, n, 1, note_item, seen, note_side, NULL);
+  assert_placed(seen, cpu_of);
+  cr_assert(side_ok);
+  cr_assert_eq(CPU_COUNT(&side_cpus), 1, "the side task may run on %d CPUs", CPU_COUNT(&side_cpus));
+  assert_caller_has(&all);
+}
+
+/* A team larger than the CPU set (or smaller: other processes may hold
+ * the other CPUs) keeps the kernel's choice: every thread may run on all. */
+Test(sched, a_team_of_more_threads_than_cpus_is_left_alone)
+{
+  static int cpu_of[CPU_SETSIZE];
+  cpu_set_t all;
+  const int n = cpus_of_caller(&all, cpu_of);
+  static item_seen seen[N_ITEMS];
+  rs__parallel_for(N_ITEMS, n + 1, 1, note_item, seen);
+  cr_assert_gt(workers_seen(seen), 0);
+  for (size_t i = 0; i < N_ITEMS; i++)
+    cr_assert(seen[i].ok && CPU_EQUAL(&seen[i].cpus, &all), "item %zu (thread %d) may run on %d CPUs, not %d", i,
+              seen[i].tid, CPU_COUNT(&seen[i].cpus), n);
+}
+
+Test(sched, a_binding_the_user_chose_is_left_alone)
+{
+  static int cpu_of[CPU_SETSIZE];
+  cpu_set_t all;
+  const int n = cpus_of_caller(&all, cpu_of);
+  if (n < 2) cr_skip_test("one CPU: nothing to place");
+  cr_assert_eq(setenv("OMP_PROC_BIND", "false", 1), 0);
+  static item_seen seen[N_ITEMS];
+  rs__parallel_for(N_ITEMS, n, 1, note_item, seen);
+  cr_assert_gt(workers_seen(seen), 0);
+  for (size_t i = 0; i < N_ITEMS; i++)
+    cr_assert(seen[i].ok && CPU_EQUAL(&seen[i].cpus, &all), "item %zu (thread %d) may run on %d CPUs, not %d", i,
+              seen[i].tid, CPU_COUNT(&seen[i].cpus), n);
+}
+#endif
