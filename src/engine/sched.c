@@ -53,11 +53,13 @@ double rs__seconds(void)
  * of the 2-vCPU bench guest ran both threads of a team on one CPU for
  * milliseconds at a time while the other CPU idled until a balancing
  * tick: 10k x 100 text at two threads took 34-43 ms, and 26 ms with the
- * threads bound (OMP_PROC_BIND=true gave the same).  A smaller team is
+ * threads bound (OMP_PROC_BIND=true gave 23 ms).  A smaller team is
  * left alone, since other processes may be using the other CPUs, and so
  * is any process whose user chose a binding (OMP_PROC_BIND, OMP_PLACES,
- * GOMP_CPU_AFFINITY).  Every thread gets its own CPU set back when the
- * region ends. */
+ * GOMP_CPU_AFFINITY).  The calling thread gets its CPU set back when the
+ * region ends; the runtime's worker threads keep their CPUs, so that
+ * while they wait for the next region they are not moved onto the
+ * caller's (giving theirs back too: 27-29 ms). */
 #ifdef RS_PLACE_THREADS
 static pthread_once_t place_once = PTHREAD_ONCE_INIT;
 static int place_cpu[CPU_SETSIZE]; /* the process's CPUs, ascending */
