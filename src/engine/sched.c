@@ -50,10 +50,10 @@ double rs__seconds(void)
  *
  * A team that uses every CPU the process may run on puts thread k on the
  * k-th of them for the length of a region.  Left to itself, the kernel
- * of the 2-vCPU bench guest ran both threads of a team on one CPU for
- * milliseconds at a time while the other CPU idled until a balancing
- * tick: 10k x 100 text at two threads took 34-43 ms, and 26 ms with the
- * threads bound (OMP_PROC_BIND=true gave 23 ms).  A smaller team is
+ * of the 2-vCPU bench guest (its command line has sched_vcpu_pack=15)
+ * ran both threads of a team on one vCPU for milliseconds at a time while
+ * the other idled: 10k x 100 text at two threads took 34-43 ms, and 26 ms
+ * with the threads bound (OMP_PROC_BIND=true gave 23 ms).  A smaller team is
  * left alone, since other processes may be using the other CPUs, and so
  * is any process whose user chose a binding (OMP_PROC_BIND, OMP_PLACES,
  * GOMP_CPU_AFFINITY).  The calling thread gets its CPU set back when the
