@@ -76,37 +76,54 @@ static void place_init(void)
   place_n = n > 1 ? n : 0; /* one CPU: nothing to place */
 }
 
+static int set_cpus(const cpu_set_t *cpus)
+{
+  return pthread_setaffinity_np(pthread_self(), sizeof *cpus, cpus) == 0;
+}
+
 typedef struct {
   int placed;
-  cpu_set_t before;
+  cpu_set_t caller_cpus; /* to give back */
 } placement;
 
-/* Called by each thread of a team of `threads` as the region starts. */
-static void place_begin(placement *p, int tid, int threads)
+/* The caller, before a region of `threads` threads. */
+static void place_enter(placement *p, int threads)
 {
   p->placed = 0;
+  (void)pthread_once(&place_once, place_init);
   if (place_n == 0 || threads != place_n) return;
-  pthread_t self = pthread_self();
-  if (pthread_getaffinity_np(self, sizeof p->before, &p->before) != 0) return;
+  p->placed = pthread_getaffinity_np(pthread_self(), sizeof p->caller_cpus, &p->caller_cpus) == 0;
+}
+
+/* Each thread of the team, as the region starts. */
+static void place_thread(const placement *p, int tid)
+{
+  if (!p->placed) return;
   cpu_set_t one;
   CPU_ZERO(&one);
   CPU_SET(place_cpu[tid], &one);
-  p->placed = pthread_setaffinity_np(self, sizeof one, &one) == 0;
+  (void)set_cpus(&one);
 }
 
-static void place_end(const placement *p, int tid)
+/* The caller, after the region. */
+static void place_leave(const placement *p)
 {
-  if (p->placed && tid == 0) (void)pthread_setaffinity_np(pthread_self(), sizeof p->before, &p->before);
+  if (p->placed) (void)set_cpus(&p->caller_cpus);
 }
-#define PLACE_INIT() (void)pthread_once(&place_once, place_init)
-#define PLACE_BEGIN(tid, threads) \
-  placement place_;               \
-  place_begin(&place_, (tid), (threads))
-#define PLACE_END() place_end(&place_, tid)
-#else
-#define PLACE_INIT() (void)0
-#define PLACE_BEGIN(tid, threads) (void)0
-#define PLACE_END() (void)0
+#elif defined(_OPENMP) /* OpenMP off Linux: threads are not placed */
+typedef int placement;
+static void place_enter(placement *p, int threads)
+{
+  (void)p, (void)threads;
+}
+static void place_thread(const placement *p, int tid)
+{
+  (void)p, (void)tid;
+}
+static void place_leave(const placement *p)
+{
+  (void)p;
+}
 #endif
 
 void rs__parallel_for(size_t n, int threads, size_t chunk, rs__item_fn fn, void *ctx)
@@ -120,18 +137,19 @@ void rs__parallel_for(size_t n, int threads, size_t chunk, rs__item_fn fn, void 
   /* Items are claimed in chunks from a shared counter; every item is done
    * exactly once and only writes its own outputs. */
   long long nn = (long long)n, n_chunks = (nn + (long long)chunk - 1) / (long long)chunk;
-  PLACE_INIT();
-#pragma omp parallel num_threads(threads) default(none) shared(fn, ctx, nn, n_chunks, chunk, threads)
+  placement place;
+  place_enter(&place, threads);
+#pragma omp parallel num_threads(threads) default(none) shared(fn, ctx, nn, n_chunks, chunk, place)
   {
     const int tid = omp_get_thread_num();
-    PLACE_BEGIN(tid, threads);
+    place_thread(&place, tid);
 #pragma omp for schedule(dynamic, 1) nowait
     for (long long c = 0; c < n_chunks; c++) {
       size_t a = (size_t)c * chunk, b = a + chunk < (size_t)nn ? a + chunk : (size_t)nn;
       for (size_t i = a; i < b; i++) fn(ctx, i, tid);
     }
-    PLACE_END();
   }
+  place_leave(&place);
 #else
   for (size_t i = 0; i < n; i++) fn(ctx, i, 0);
 #endif
@@ -148,11 +166,12 @@ void rs__parallel_for_beside(size_t n, int threads, size_t chunk, rs__item_fn fn
      * Items still go to whoever claims them, so outputs do not depend on
      * who ran what. */
     long long nn = (long long)n, n_chunks = (nn + (long long)chunk - 1) / (long long)chunk;
-    PLACE_INIT();
-#pragma omp parallel num_threads(threads) default(none) shared(fn, ctx, side, side_ctx, nn, n_chunks, chunk, threads)
+    placement place;
+    place_enter(&place, threads);
+#pragma omp parallel num_threads(threads) default(none) shared(fn, ctx, side, side_ctx, nn, n_chunks, chunk, place)
     {
       const int tid = omp_get_thread_num();
-      PLACE_BEGIN(tid, threads);
+      place_thread(&place, tid);
 #pragma omp single nowait
       side(side_ctx);
 #pragma omp for schedule(dynamic, 1) nowait
@@ -160,8 +179,8 @@ void rs__parallel_for_beside(size_t n, int threads, size_t chunk, rs__item_fn fn
         size_t a = (size_t)c * chunk, b = a + chunk < (size_t)nn ? a + chunk : (size_t)nn;
         for (size_t i = a; i < b; i++) fn(ctx, i, tid);
       }
-      PLACE_END();
     }
+    place_leave(&place);
     return;
   }
 #endif

@@ -439,13 +439,14 @@ static void read_share_item(void *ctx, size_t c, int tid)
   read_share(&pass->shares[c], pass->name, pass->numbers, pass->q);
 }
 
-/* Topics are indexed TOPICS_PER_ITEM to an item, each thread with its own
- * room for a topic's judgments. */
-enum { TOPICS_PER_ITEM = 1024 };
+/* Topics are indexed TOPICS_PER_ITEM to an item, on up to
+ * MAX_INDEX_THREADS threads, each with its own room for a topic's
+ * judgments. */
+enum { TOPICS_PER_ITEM = 1024, MAX_INDEX_THREADS = 64 };
 typedef struct {
   rs__qrels *q;
   size_t n_topics;
-  judgment *one[MAX_SHARES];
+  judgment *one[MAX_INDEX_THREADS];
 } topic_pass;
 
 static void index_topics_item(void *ctx, size_t item, int tid)
@@ -682,7 +683,7 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
   /* Per topic, on all threads: docno order and duplicates (each topic
    * writes only its own range). */
   if (threads < 1 || nt < 4096) threads = 1;
-  if (threads > MAX_SHARES) threads = MAX_SHARES;
+  if (threads > MAX_INDEX_THREADS) threads = MAX_INDEX_THREADS;
   {
     topic_pass pass = {q, nt, {NULL}};
     int nomem = 0;
