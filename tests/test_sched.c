@@ -1,7 +1,8 @@
 /* test_sched.c: where the threads of rs__parallel_for's teams run.  A
  * team as large as the process's CPU set has thread k on its k-th CPU; any
- * other team, and any process whose user chose a binding, is left to the
- * kernel; the calling thread gets its own CPU set back.  Each test runs
+ * other team (a larger one, a nested one), and any process whose user
+ * chose a binding, is left to the kernel; the calling thread gets its own
+ * CPU set back.  Each test runs
  * in its own process (Criterion forks one per test), so each starts with
  * no thread placed yet. */
 #define _GNU_SOURCE
@@ -101,6 +102,34 @@ Test(sched, the_team_with_a_side_task_is_placed_too)
   assert_placed(seen, cpu_of);
   cr_assert(side_ok);
   cr_assert_eq(CPU_COUNT(&side_cpus), 1, "the side task may run on %d CPUs", CPU_COUNT(&side_cpus));
+  assert_caller_has(&all);
+}
+
+/* An item that runs a loop of its own, on a team of every CPU: nested, the
+ * runtime gives that loop a team of one, on the item's thread, which must
+ * keep its CPU rather than take the first one. */
+static int n_cpus_seen;
+static item_seen inner_seen[N_ITEMS][2];
+static void note_nested(void *ctx, size_t i, int tid)
+{
+  note_item(ctx, i, tid);
+  rs__parallel_for(2, n_cpus_seen, 1, note_item, inner_seen[i]);
+}
+
+Test(sched, a_nested_loop_keeps_its_threads_cpu)
+{
+  static int cpu_of[CPU_SETSIZE];
+  cpu_set_t all;
+  n_cpus_seen = cpus_of_caller(&all, cpu_of);
+  if (n_cpus_seen < 2) cr_skip_test("one CPU: nothing to place");
+  static item_seen seen[N_ITEMS];
+  rs__parallel_for(N_ITEMS, n_cpus_seen, 1, note_nested, seen);
+  assert_placed(seen, cpu_of);
+  for (size_t i = 0; i < N_ITEMS; i++)
+    for (int k = 0; k < 2; k++)
+      cr_assert(inner_seen[i][k].ok && CPU_EQUAL(&inner_seen[i][k].cpus, &seen[i].cpus),
+                "item %zu (thread %d, CPU %d): its nested loop ran with %d CPUs, not its thread's", i, seen[i].tid,
+                cpu_of[seen[i].tid], CPU_COUNT(&inner_seen[i][k].cpus));
   assert_caller_has(&all);
 }
 

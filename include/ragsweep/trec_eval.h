@@ -23,7 +23,10 @@
 typedef struct rs_te_config {
   rs_plan plan; /* measures, and -l -M -J -N */
   int complete; /* -c: average over every qrels topic; missing ones score 0 */
-  int threads;  /* 0: OMP_NUM_THREADS or all cores */
+  int threads;  /* 0: OMP_NUM_THREADS or all cores.  As many threads as the
+                   calling thread's CPUs: the OpenMP workers are bound one to
+                   each of those CPUs, and stay bound (OMP_PROC_BIND, OMP_PLACES
+                   or GOMP_CPU_AFFINITY set, e.g. OMP_PROC_BIND=false: never) */
   size_t block_bytes; /* run read block (0: default); tests use small ones */
   int no_map;         /* read a plain run file with read(2), not mapped (tests compare the two) */
 } rs_te_config;

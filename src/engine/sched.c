@@ -91,14 +91,14 @@ static void place_enter(placement *p, int threads)
 {
   p->placed = 0;
   (void)pthread_once(&place_once, place_init);
-  if (place_n == 0 || threads != place_n) return;
+  if (place_n == 0 || threads != place_n || omp_in_parallel()) return; /* nested: a team of one */
   p->placed = pthread_getaffinity_np(pthread_self(), sizeof p->caller_cpus, &p->caller_cpus) == 0;
 }
 
 /* Each thread of the team, as the region starts. */
 static void place_thread(const placement *p, int tid)
 {
-  if (!p->placed) return;
+  if (!p->placed || omp_get_num_threads() != place_n) return; /* the runtime may give fewer (OMP_THREAD_LIMIT) */
   cpu_set_t one;
   CPU_ZERO(&one);
   CPU_SET(place_cpu[tid], &one);

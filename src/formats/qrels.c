@@ -452,7 +452,8 @@ typedef struct {
 static void index_topics_item(void *ctx, size_t item, int tid)
 {
   const topic_pass *pass = ctx;
-  const size_t a = item * TOPICS_PER_ITEM, b = a + TOPICS_PER_ITEM < pass->n_topics ? a + TOPICS_PER_ITEM : pass->n_topics;
+  const size_t a = item * TOPICS_PER_ITEM;
+  const size_t b = a + TOPICS_PER_ITEM < pass->n_topics ? a + TOPICS_PER_ITEM : pass->n_topics;
   for (size_t r = a; r < b; r++) index_topic(pass->q, r, pass->one[tid]);
 }
 
