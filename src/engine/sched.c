@@ -54,7 +54,8 @@ double rs__seconds(void)
  * ran both threads of a team on one vCPU for milliseconds at a time while
  * the other idled: 10k x 100 text at two threads took 34-43 ms, and 26 ms
  * with the threads bound (OMP_PROC_BIND=true gave 23 ms).  A smaller team is
- * left alone, since other processes may be using the other CPUs, and so
+ * left alone, since other processes may be using the other CPUs, as is a
+ * loop nested in a parallel region (a team of one, on its thread), and so
  * is any process whose user chose a binding (OMP_PROC_BIND, OMP_PLACES,
  * GOMP_CPU_AFFINITY).  The calling thread gets its CPU set back when the
  * region ends; the runtime's worker threads keep their CPUs, so that
