@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -24,14 +25,23 @@ typedef struct {
   cpu_set_t cpus;
 } item_seen;
 
+/* Set once a worker (a thread other than the caller) has run an item. */
+static atomic_int worker_came;
+
 static void note_item(void *ctx, size_t i, int tid)
 {
   item_seen *seen = ctx;
   seen[i].tid = tid;
   seen[i].ok = pthread_getaffinity_np(pthread_self(), sizeof seen[i].cpus, &seen[i].cpus) == 0;
-  /* 100 us an item: every thread of the team gets to claim some */
+  if (tid > 0) atomic_store(&worker_came, 1);
+  /* 100 us an item, and the caller waits (up to 2 s) until a worker has
+   * come: on a busy machine a new thread may start many ms late, and a
+   * test that saw only the caller would check nothing. */
   struct timespec pause = {0, 100000};
-  nanosleep(&pause, NULL);
+  for (int round = 0; round < 20000; round++) {
+    nanosleep(&pause, NULL);
+    if (tid > 0 || atomic_load(&worker_came)) break;
+  }
 }
 
 /* The calling thread's CPUs, and the k-th of them in *cpu_of[k]. */
