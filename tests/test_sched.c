@@ -74,6 +74,23 @@ static void assert_placed(const item_seen *seen, const int *cpu_of)
   }
 }
 
+/* Every item's thread kept the kernel's choice: all of the caller's CPUs. */
+static void assert_left_alone(const item_seen *seen, const cpu_set_t *all)
+{
+  cr_assert_gt(workers_seen(seen), 0, "no item ran on a worker: the test saw only the caller");
+  for (size_t i = 0; i < N_ITEMS; i++)
+    cr_assert(seen[i].ok && CPU_EQUAL(&seen[i].cpus, all), "item %zu (thread %d) may run on %d CPUs, not %d", i,
+              seen[i].tid, CPU_COUNT(&seen[i].cpus), CPU_COUNT(all));
+}
+
+/* The caller's CPUs (see cpus_of_caller); skips the test on one CPU. */
+static int cpus_to_place(cpu_set_t *all, int *cpu_of)
+{
+  const int n = cpus_of_caller(all, cpu_of);
+  if (n < 2) cr_skip_test("one CPU: nothing to place");
+  return n;
+}
+
 static void assert_caller_has(const cpu_set_t *all)
 {
   cpu_set_t after;
@@ -85,8 +102,7 @@ Test(sched, a_team_of_every_cpu_has_a_cpu_per_thread)
 {
   static int cpu_of[CPU_SETSIZE];
   cpu_set_t all;
-  const int n = cpus_of_caller(&all, cpu_of);
-  if (n < 2) cr_skip_test("one CPU: nothing to place");
+  const int n = cpus_to_place(&all, cpu_of);
   static item_seen seen[N_ITEMS];
   rs__parallel_for(N_ITEMS, n, 1, note_item, seen);
   assert_placed(seen, cpu_of);
@@ -105,8 +121,7 @@ Test(sched, the_team_with_a_side_task_is_placed_too)
 {
   static int cpu_of[CPU_SETSIZE];
   cpu_set_t all;
-  const int n = cpus_of_caller(&all, cpu_of);
-  if (n < 2) cr_skip_test("one CPU: nothing to place");
+  const int n = cpus_to_place(&all, cpu_of);
   static item_seen seen[N_ITEMS];
   rs__parallel_for_beside(N_ITEMS, n, 1, note_item, seen, note_side, NULL);
   assert_placed(seen, cpu_of);
@@ -130,8 +145,7 @@ Test(sched, a_nested_loop_keeps_its_threads_cpu)
 {
   static int cpu_of[CPU_SETSIZE];
   cpu_set_t all;
-  n_cpus_seen = cpus_of_caller(&all, cpu_of);
-  if (n_cpus_seen < 2) cr_skip_test("one CPU: nothing to place");
+  n_cpus_seen = cpus_to_place(&all, cpu_of);
   static item_seen seen[N_ITEMS];
   rs__parallel_for(N_ITEMS, n_cpus_seen, 1, note_nested, seen);
   assert_placed(seen, cpu_of);
@@ -152,24 +166,17 @@ Test(sched, a_team_of_more_threads_than_cpus_is_left_alone)
   const int n = cpus_of_caller(&all, cpu_of);
   static item_seen seen[N_ITEMS];
   rs__parallel_for(N_ITEMS, n + 1, 1, note_item, seen);
-  cr_assert_gt(workers_seen(seen), 0);
-  for (size_t i = 0; i < N_ITEMS; i++)
-    cr_assert(seen[i].ok && CPU_EQUAL(&seen[i].cpus, &all), "item %zu (thread %d) may run on %d CPUs, not %d", i,
-              seen[i].tid, CPU_COUNT(&seen[i].cpus), n);
+  assert_left_alone(seen, &all);
 }
 
 Test(sched, a_binding_the_user_chose_is_left_alone)
 {
   static int cpu_of[CPU_SETSIZE];
   cpu_set_t all;
-  const int n = cpus_of_caller(&all, cpu_of);
-  if (n < 2) cr_skip_test("one CPU: nothing to place");
+  const int n = cpus_to_place(&all, cpu_of);
   cr_assert_eq(setenv("OMP_PROC_BIND", "false", 1), 0);
   static item_seen seen[N_ITEMS];
   rs__parallel_for(N_ITEMS, n, 1, note_item, seen);
-  cr_assert_gt(workers_seen(seen), 0);
-  for (size_t i = 0; i < N_ITEMS; i++)
-    cr_assert(seen[i].ok && CPU_EQUAL(&seen[i].cpus, &all), "item %zu (thread %d) may run on %d CPUs, not %d", i,
-              seen[i].tid, CPU_COUNT(&seen[i].cpus), n);
+  assert_left_alone(seen, &all);
 }
 #endif

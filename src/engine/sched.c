@@ -77,9 +77,10 @@ static void place_init(void)
   place_n = n > 1 ? n : 0; /* one CPU: nothing to place */
 }
 
-static int set_cpus(const cpu_set_t *cpus)
+/* A failure leaves the thread where it was: placement is only a speed-up. */
+static void set_cpus(const cpu_set_t *cpus)
 {
-  return pthread_setaffinity_np(pthread_self(), sizeof *cpus, cpus) == 0;
+  (void)pthread_setaffinity_np(pthread_self(), sizeof *cpus, cpus);
 }
 
 typedef struct {
@@ -103,13 +104,13 @@ static void place_thread(const placement *p, int tid)
   cpu_set_t one;
   CPU_ZERO(&one);
   CPU_SET(place_cpu[tid], &one);
-  (void)set_cpus(&one);
+  set_cpus(&one);
 }
 
 /* The caller, after the region. */
 static void place_leave(const placement *p)
 {
-  if (p->placed) (void)set_cpus(&p->caller_cpus);
+  if (p->placed) set_cpus(&p->caller_cpus);
 }
 #elif defined(_OPENMP) /* OpenMP off Linux: threads are not placed */
 typedef int placement;
@@ -127,6 +128,37 @@ static void place_leave(const placement *p)
 }
 #endif
 
+#ifdef _OPENMP
+/* The one parallel region: items are claimed in chunks from a shared
+ * counter, every item is done exactly once and only writes its own
+ * outputs.  With a side task, one thread runs it first (the next block's
+ * I/O) while the others start on the items, and it joins them when done;
+ * items still go to whoever claims them, so outputs do not depend on who
+ * ran what. */
+static void run_team(size_t n, int threads, size_t chunk, rs__item_fn fn, void *ctx, void (*side)(void *),
+                     void *side_ctx)
+{
+  long long nn = (long long)n, n_chunks = (nn + (long long)chunk - 1) / (long long)chunk;
+  placement place;
+  place_enter(&place, threads);
+#pragma omp parallel num_threads(threads) default(none) shared(fn, ctx, side, side_ctx, nn, n_chunks, chunk, place)
+  {
+    const int tid = omp_get_thread_num();
+    place_thread(&place, tid);
+    if (side) {
+#pragma omp single nowait
+      side(side_ctx);
+    }
+#pragma omp for schedule(dynamic, 1) nowait
+    for (long long c = 0; c < n_chunks; c++) {
+      size_t a = (size_t)c * chunk, b = a + chunk < (size_t)nn ? a + chunk : (size_t)nn;
+      for (size_t i = a; i < b; i++) fn(ctx, i, tid);
+    }
+  }
+  place_leave(&place);
+}
+#endif
+
 void rs__parallel_for(size_t n, int threads, size_t chunk, rs__item_fn fn, void *ctx)
 {
   if (chunk == 0) chunk = 1;
@@ -135,22 +167,7 @@ void rs__parallel_for(size_t n, int threads, size_t chunk, rs__item_fn fn, void 
     return;
   }
 #ifdef _OPENMP
-  /* Items are claimed in chunks from a shared counter; every item is done
-   * exactly once and only writes its own outputs. */
-  long long nn = (long long)n, n_chunks = (nn + (long long)chunk - 1) / (long long)chunk;
-  placement place;
-  place_enter(&place, threads);
-#pragma omp parallel num_threads(threads) default(none) shared(fn, ctx, nn, n_chunks, chunk, place)
-  {
-    const int tid = omp_get_thread_num();
-    place_thread(&place, tid);
-#pragma omp for schedule(dynamic, 1) nowait
-    for (long long c = 0; c < n_chunks; c++) {
-      size_t a = (size_t)c * chunk, b = a + chunk < (size_t)nn ? a + chunk : (size_t)nn;
-      for (size_t i = a; i < b; i++) fn(ctx, i, tid);
-    }
-  }
-  place_leave(&place);
+  run_team(n, threads, chunk, fn, ctx, NULL, NULL);
 #else
   for (size_t i = 0; i < n; i++) fn(ctx, i, 0);
 #endif
@@ -162,26 +179,7 @@ void rs__parallel_for_beside(size_t n, int threads, size_t chunk, rs__item_fn fn
   if (chunk == 0) chunk = 1;
 #ifdef _OPENMP
   if (threads > 1) {
-    /* One thread runs `side` (the next block's I/O) first; the others start
-     * on the items at once, and the side thread joins them when done.
-     * Items still go to whoever claims them, so outputs do not depend on
-     * who ran what. */
-    long long nn = (long long)n, n_chunks = (nn + (long long)chunk - 1) / (long long)chunk;
-    placement place;
-    place_enter(&place, threads);
-#pragma omp parallel num_threads(threads) default(none) shared(fn, ctx, side, side_ctx, nn, n_chunks, chunk, place)
-    {
-      const int tid = omp_get_thread_num();
-      place_thread(&place, tid);
-#pragma omp single nowait
-      side(side_ctx);
-#pragma omp for schedule(dynamic, 1) nowait
-      for (long long c = 0; c < n_chunks; c++) {
-        size_t a = (size_t)c * chunk, b = a + chunk < (size_t)nn ? a + chunk : (size_t)nn;
-        for (size_t i = a; i < b; i++) fn(ctx, i, tid);
-      }
-    }
-    place_leave(&place);
+    run_team(n, threads, chunk, fn, ctx, side, side_ctx);
     return;
   }
 #endif
