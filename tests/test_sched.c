@@ -130,6 +130,45 @@ Test(sched, the_team_with_a_side_task_is_placed_too)
   assert_caller_has(&all);
 }
 
+/* Each calling thread has a runtime pool of its own, started before its
+ * first team (sched.c, start_pool): a second caller's teams are placed as
+ * the first's are, and both get their CPU sets back. */
+typedef struct {
+  int n;
+  item_seen *seen;
+  cpu_set_t before, after;
+  int ok;
+} second_caller;
+
+static void *call_from_second_thread(void *arg)
+{
+  second_caller *c = arg;
+  c->ok = pthread_getaffinity_np(pthread_self(), sizeof c->before, &c->before) == 0;
+  atomic_store(&worker_came, 0);
+  rs__parallel_for(N_ITEMS, c->n, 1, note_item, c->seen);
+  c->ok = c->ok && pthread_getaffinity_np(pthread_self(), sizeof c->after, &c->after) == 0;
+  return NULL;
+}
+
+Test(sched, a_second_calling_thread_has_its_team_placed_too)
+{
+  static int cpu_of[CPU_SETSIZE];
+  cpu_set_t all;
+  const int n = cpus_to_place(&all, cpu_of);
+  static item_seen first[N_ITEMS], second[N_ITEMS];
+  rs__parallel_for(N_ITEMS, n, 1, note_item, first);
+  assert_placed(first, cpu_of);
+  second_caller c = {.n = n, .seen = second};
+  pthread_t other;
+  cr_assert_eq(pthread_create(&other, NULL, call_from_second_thread, &c), 0);
+  cr_assert_eq(pthread_join(other, NULL), 0);
+  cr_assert(c.ok);
+  assert_placed(second, cpu_of);
+  cr_assert(CPU_EQUAL(&c.before, &c.after), "the second caller kept %d of its %d CPUs", CPU_COUNT(&c.after),
+            CPU_COUNT(&c.before));
+  assert_caller_has(&all);
+}
+
 /* An item that runs a loop of its own, on a team of every CPU: nested, the
  * runtime gives that loop a team of one, on the item's thread, which must
  * keep its CPU rather than take the first one. */

@@ -25,8 +25,11 @@ typedef struct rs_te_config {
   int complete; /* -c: average over every qrels topic; missing ones score 0 */
   int threads;  /* 0: OMP_NUM_THREADS or all cores.  As many threads as the
                    calling thread's CPUs: the OpenMP workers are bound one to
-                   each of those CPUs, and stay bound (OMP_PROC_BIND, OMP_PLACES
-                   or GOMP_CPU_AFFINITY set, e.g. OMP_PROC_BIND=false: never) */
+                   each of those CPUs, and stay bound, and a calling thread's
+                   first such team follows one empty region of one thread more,
+                   which starts the runtime's threads without its long spin
+                   (OMP_PROC_BIND, OMP_PLACES or GOMP_CPU_AFFINITY set, e.g.
+                   OMP_PROC_BIND=false: none of this) */
   size_t block_bytes; /* run read block (0: default); tests use small ones */
   int no_map;         /* read a plain run file with read(2), not mapped (tests compare the two) */
 } rs_te_config;
