@@ -1118,14 +1118,23 @@ static rs_code evaluate(const rs_te_config *cfg, rs__numbers numbers, const char
                           res->relstrings ? res->relstrings + t * res->relstring_stride : NULL);
   }
 
-  /* Summary: a sequential sum over topics in qrels order, then one division. */
+  /* Summary: per value, a sequential sum over topics in qrels order, then
+   * one division.  The rows are read once, in memory order (res->summary
+   * starts at zero): a pass per value read one value of each row, a cache
+   * line for 8 bytes, and at 1M topics the rows (8 values, 64 MB) came from
+   * memory once per value.  Each value's additions are the same, in the
+   * same order. */
   const size_t nt = q->n_topics, nv = plan->n_values;
+  double *restrict sums = res->summary;
+  for (size_t t = 0; t < nt; t++) {
+    const double *restrict row = res->values + t * nv;
+    for (size_t v = 0; v < nv; v++) sums[v] += row[v];
+  }
   for (size_t i = 0; i < plan->n_sel; i++) {
     const rs_measure_sel *m = &plan->sel[i];
     for (size_t k = 0; k < m->n_values; k++) {
       size_t v = m->slot + k;
-      double sum = 0.0;
-      for (size_t t = 0; t < nt; t++) sum += res->values[t * nv + v];
+      const double sum = sums[v];
       switch (rs_measure_summary(m->id)) {
       case RS_SUM_MEAN: res->summary[v] = nt ? sum / (double)nt : sum; break;
       case RS_SUM_TOTAL:
