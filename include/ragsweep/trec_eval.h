@@ -49,7 +49,9 @@ RS_API rs_code rs_te_status(const rs_te_result *r, rs_error *err);
 
 /* Writes trec_eval's output: per-topic lines (per_topic, -q) for the topics
  * before any failing one, then the "all" lines unless summary is 0 (-n) or
- * a topic failed.  RS_IO if the stream fails. */
+ * a topic failed.  The per-topic lines are formatted on cfg->threads
+ * threads, a few thousand topics at a time, and written in topic order.
+ * RS_IO if the stream fails, RS_NOMEM if memory for those lines does not. */
 RS_API rs_code rs_te_write(const rs_te_config *cfg, const rs_te_result *r, int per_topic, int summary, FILE *out);
 
 /* Accessors. */

@@ -186,8 +186,10 @@ int rs_cli_trec_eval(int argc, char **argv, const char *prog)
   }
   static char outbuf[1 << 16];
   setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
-  if (rs_te_write(&cfg, res, per_topic, summary, stdout) || fflush(stdout)) {
-    fprintf(stderr, "%s: cannot write the output\n", prog);
+  const rs_code wrc = rs_te_write(&cfg, res, per_topic, summary, stdout);
+  if (wrc || fflush(stdout)) {
+    fprintf(stderr, "%s: %s\n", prog,
+            wrc == RS_NOMEM ? "out of memory for the per-topic lines" : "cannot write the output");
     status = RS_EXIT_INPUT;
     goto out;
   }

@@ -12,6 +12,7 @@
 #include "formats/numparse.h"
 #include "formats/qrels.h"
 #include "engine/sched.h"
+#include "util/strbuf.h"
 #include "formats/textio.h"
 #include "metrics/topic.h"
 #include "formats/tokens.h"
@@ -1226,26 +1227,98 @@ void rs_te_result_free(rs_te_result *r)
   free(r);
 }
 
+/* Topic t's -q lines, as trec_eval prints them ("%-22s\t%s\t%6.4f\n",
+ * %ld for counts, '%s' for relstring), appended to b a line at a time. */
+static void format_topic_lines(const rs_plan *plan, const rs_te_result *r, size_t t, rs__sb *b)
+{
+  enum { NAME_WIDTH = 22 };
+  const char *qid = r->qrels->topic_id[t];
+  const size_t qid_len = strlen(qid); /* as %s prints it: to a NUL inside the id */
+  const double *v = r->values + t * r->n_values;
+  char line[256], num[48];
+  for (size_t i = 0; i < plan->n_sel; i++) {
+    const rs_measure_sel *m = &plan->sel[i];
+    if (!rs_measure_per_topic(m->id)) continue;
+    for (size_t k = 0; k < m->n_values; k++) {
+      if (m->id == RS_M_RELSTRING) {
+        rs__sb_printf(b, "%-22s\t%s\t'%s'\n", m->names[k], qid, r->relstrings + t * r->relstring_stride);
+        continue;
+      }
+      const size_t name_len = strlen(m->names[k]);
+      const size_t num_len = rs_measure_is_integer(m->id) ? rs__format_long((long)v[m->slot + k], num)
+                                                          : rs__format_f4(v[m->slot + k], num);
+      if (num_len >= sizeof num || name_len + qid_len + num_len + NAME_WIDTH + 3 > sizeof line) {
+        /* a long id or name, a huge value: printf itself */
+        if (rs_measure_is_integer(m->id))
+          rs__sb_printf(b, "%-22s\t%s\t%ld\n", m->names[k], qid, (long)v[m->slot + k]);
+        else
+          rs__sb_printf(b, "%-22s\t%s\t%6.4f\n", m->names[k], qid, v[m->slot + k]);
+        continue;
+      }
+      char *p = line;
+      memcpy(p, m->names[k], name_len), p += name_len;
+      for (size_t pad = name_len; pad < NAME_WIDTH; pad++) *p++ = ' ';
+      *p++ = '\t';
+      memcpy(p, qid, qid_len), p += qid_len;
+      *p++ = '\t';
+      memcpy(p, num, num_len), p += num_len;
+      *p++ = '\n';
+      rs__sb_add(b, line, (size_t)(p - line));
+    }
+  }
+}
+
+/* The -q lines are formatted on all threads, TOPICS_PER_PIECE topics to a
+ * piece, a round of pieces at a time, and written in topic order: printf
+ * formatted them at about 160 ns a line on one thread (100k topics of the
+ * default measures, 2.7M lines: 0.44 s of a 0.98 s run). */
+enum { TOPICS_PER_PIECE = 256, PIECES_PER_THREAD = 8 };
+
+typedef struct {
+  const rs_plan *plan;
+  const rs_te_result *r;
+  size_t first, end; /* the round's topics */
+  rs__sb *piece;     /* [pieces of the round] */
+} topic_lines;
+
+static void topic_lines_item(void *ctx, size_t i, int tid)
+{
+  (void)tid;
+  const topic_lines *w = ctx;
+  const size_t a = w->first + i * TOPICS_PER_PIECE, b = a + TOPICS_PER_PIECE < w->end ? a + TOPICS_PER_PIECE : w->end;
+  rs__sb_clear(&w->piece[i]);
+  for (size_t t = a; t < b; t++) format_topic_lines(w->plan, w->r, t, &w->piece[i]);
+}
+
+static rs_code write_topic_lines(const rs_te_config *cfg, const rs_te_result *r, FILE *out)
+{
+  const int threads = rs__threads(cfg->threads);
+  const size_t pieces = (size_t)threads * PIECES_PER_THREAD, per_round = pieces * TOPICS_PER_PIECE;
+  rs__sb *piece = rs__calloc(pieces, sizeof *piece);
+  if (!piece) return RS_NOMEM;
+  rs_code rc = RS_OK;
+  topic_lines w = {.plan = &cfg->plan, .r = r, .piece = piece};
+  for (size_t t0 = 0; t0 < r->n_ok && !rc; t0 += per_round) {
+    w.first = t0;
+    w.end = r->n_ok - t0 < per_round ? r->n_ok : t0 + per_round;
+    const size_t n = (w.end - w.first + TOPICS_PER_PIECE - 1) / TOPICS_PER_PIECE;
+    rs__parallel_for(n, threads, 1, topic_lines_item, &w);
+    for (size_t i = 0; i < n && !rc; i++) {
+      if (piece[i].failed) rc = RS_NOMEM;
+      else if (piece[i].n && fwrite(piece[i].s, 1, piece[i].n, out) != piece[i].n) rc = RS_IO;
+    }
+  }
+  for (size_t i = 0; i < pieces; i++) rs__sb_free(&piece[i]);
+  free(piece);
+  return rc;
+}
+
 rs_code rs_te_write(const rs_te_config *cfg, const rs_te_result *r, int per_topic, int summary, FILE *out)
 {
   const rs_plan *plan = &cfg->plan;
   if (per_topic) {
-    for (size_t t = 0; t < r->n_ok; t++) {
-      const char *qid = r->qrels->topic_id[t];
-      const double *v = r->values + t * r->n_values;
-      for (size_t i = 0; i < plan->n_sel; i++) {
-        const rs_measure_sel *m = &plan->sel[i];
-        if (!rs_measure_per_topic(m->id)) continue;
-        for (size_t k = 0; k < m->n_values; k++) {
-          if (m->id == RS_M_RELSTRING)
-            fprintf(out, "%-22s\t%s\t'%s'\n", m->names[k], qid, r->relstrings + t * r->relstring_stride);
-          else if (rs_measure_is_integer(m->id))
-            fprintf(out, "%-22s\t%s\t%ld\n", m->names[k], qid, (long)v[m->slot + k]);
-          else
-            fprintf(out, "%-22s\t%s\t%6.4f\n", m->names[k], qid, v[m->slot + k]);
-        }
-      }
-    }
+    const rs_code rc = write_topic_lines(cfg, r, out);
+    if (rc) return rc;
   }
   if (summary && r->n_ok == r->n_topics) {
     for (size_t i = 0; i < plan->n_sel; i++) {

@@ -18,6 +18,16 @@ double rs__atof_slow(const char *s, size_t n);
  * "inf", "-inf" for the others): CSV values and numeric attributes. */
 void rs__format_double(double v, char buf[32]);
 
+/* printf("%6.4f", v), byte for byte, into buf (NUL-terminated); returns
+ * the length.  trec_eval prints every per-topic value so, and printf's
+ * exact float formatting was most of the time of `trec_eval -q` on one
+ * thread.  A value of 1e9 or more may need 48 bytes or more (up to 316):
+ * then the return is that length and buf holds its first 47 bytes, as
+ * with snprintf. */
+size_t rs__format_f4(double v, char buf[48]);
+/* printf("%ld", v) into buf (NUL-terminated); returns the length. */
+size_t rs__format_long(long v, char buf[24]);
+
 /* As rs__atof_slow, but 1 only when the whole token is a number in
  * strtod's syntax other than NaN (e.g. "1e-3", "inf"), 0 for "abc", "1x",
  * "nan" or "" (*out is then unchanged). */

@@ -94,6 +94,12 @@ void rs__sb_free(rs__sb *b)
   *b = (rs__sb){0};
 }
 
+void rs__sb_clear(rs__sb *b)
+{
+  b->n = 0;
+  if (b->s) b->s[0] = '\0';
+}
+
 void rs__sb_list(rs__sb *b, char *const *items, size_t n, size_t limit)
 {
   size_t used = 0, i = 0;

@@ -33,6 +33,8 @@ const char *rs__sb_view(const rs__sb *b);
 char *rs__sb_take(rs__sb *b);
 /* Frees the text; b is empty (and usable) afterwards. */
 void rs__sb_free(rs__sb *b);
+/* Empties b but keeps its memory for the next text (and a failure). */
+void rs__sb_clear(rs__sb *b);
 
 /* "a, b, c, ... (12 more)": the n items (an empty one as "(empty)"), with
  * at most about limit bytes of items before the count of the rest. */
