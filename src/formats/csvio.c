@@ -14,8 +14,16 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Rows are put together in a buffer of the writer's own and handed to
+ * stdio ROW_BUFFER bytes at a time: a character or field at a time through
+ * fputc and fputs (a lock each) was a third of writing per_query.csv (1M
+ * queries x 14 measures, 14M rows: about 5 s on one thread). */
+enum { ROW_BUFFER = 1 << 16 };
+
 struct rs__csv {
   FILE *f;
+  char *buf; /* [ROW_BUFFER]: bytes not yet given to f */
+  size_t n;
   char *path, *tmp;
   int n_fields; /* in the current row */
   int stream;   /* f is borrowed (rs__csv_open_stream): never closed or renamed */
@@ -26,8 +34,8 @@ rs_code rs__csv_create(const char *dir, const char *name, rs__csv **out, rs_erro
 {
   rs__csv *w = rs__calloc(1, sizeof *w);
   size_t len = strlen(dir) + strlen(name) + 40;
-  if (!w || !(w->path = rs__malloc(len)) || !(w->tmp = rs__malloc(len))) {
-    if (w) free(w->path);
+  if (!w || !(w->path = rs__malloc(len)) || !(w->tmp = rs__malloc(len)) || !(w->buf = rs__malloc(ROW_BUFFER))) {
+    if (w) free(w->path), free(w->tmp);
     free(w);
     return rs__fail(err, RS_NOMEM, "out of memory");
   }
@@ -41,6 +49,7 @@ rs_code rs__csv_create(const char *dir, const char *name, rs__csv **out, rs_erro
     rs_code rc = rs__fail(err, RS_IO, "%s: cannot create: %s", w->tmp, strerror(errno));
     free(w->path);
     free(w->tmp);
+    free(w->buf);
     free(w);
     return rc;
   }
@@ -51,8 +60,8 @@ rs_code rs__csv_create(const char *dir, const char *name, rs__csv **out, rs_erro
 rs_code rs__csv_open_stream(FILE *f, const char *name, rs__csv **out, rs_error *err)
 {
   rs__csv *w = rs__calloc(1, sizeof *w);
-  if (!w || !(w->path = strdup(name)) || !(w->tmp = strdup(name))) {
-    if (w) free(w->path);
+  if (!w || !(w->path = strdup(name)) || !(w->tmp = strdup(name)) || !(w->buf = rs__malloc(ROW_BUFFER))) {
+    if (w) free(w->path), free(w->tmp);
     free(w);
     return rs__fail(err, RS_NOMEM, "out of memory");
   }
@@ -63,20 +72,49 @@ rs_code rs__csv_open_stream(FILE *f, const char *name, rs__csv **out, rs_error *
   return RS_OK;
 }
 
-FILE *rs__csv_file(rs__csv *w) { return w->f; }
-
-static int needs_quotes(const char *s)
+/* The buffered bytes to the stream (whose own errors ferror keeps). */
+static void flush_rows(rs__csv *w)
 {
-  if (!*s) return 0;
-  if (s[0] == ' ' || s[strlen(s) - 1] == ' ') return 1;
+  if (w->n) fwrite(w->buf, 1, w->n, w->f);
+  w->n = 0;
+}
+
+static void put(rs__csv *w, const char *s, size_t n)
+{
+  if (n > ROW_BUFFER - w->n) {
+    flush_rows(w);
+    if (n > ROW_BUFFER) {
+      fwrite(s, 1, n, w->f);
+      return;
+    }
+  }
+  memcpy(w->buf + w->n, s, n);
+  w->n += n;
+}
+
+FILE *rs__csv_file(rs__csv *w)
+{
+  flush_rows(w);
+  return w->f;
+}
+
+static int needs_quotes(const char *s, size_t n)
+{
+  if (!n) return 0;
+  if (s[0] == ' ' || s[n - 1] == ' ') return 1;
   return strpbrk(s, ",\"\r\n") != NULL;
 }
 
 void rs__csv_str(rs__csv *w, const char *s)
 {
-  if (w->n_fields++) fputc(',', w->f);
-  if (needs_quotes(s)) csv_fwrite(w->f, s, strlen(s)); /* quotes it and doubles its quotes */
-  else fputs(s, w->f);
+  const size_t n = strlen(s);
+  if (w->n_fields++) put(w, ",", 1);
+  if (needs_quotes(s, n)) {
+    flush_rows(w);
+    csv_fwrite(w->f, s, n); /* quotes it and doubles its quotes */
+  } else {
+    put(w, s, n);
+  }
 }
 
 void rs__csv_num(rs__csv *w, double v)
@@ -95,7 +133,7 @@ void rs__csv_uint(rs__csv *w, unsigned long long v)
 
 rs_code rs__csv_end_row(rs__csv *w, rs_error *err)
 {
-  fputc('\n', w->f);
+  put(w, "\n", 1);
   w->n_fields = 0;
   if (ferror(w->f)) return rs__fail(err, RS_IO, "%s: write failed: %s", w->tmp, strerror(errno));
   return RS_OK;
@@ -108,12 +146,14 @@ static void free_csv(rs__csv *w)
   rs__tmp_forget(w->tmp_h);
   free(w->path);
   free(w->tmp);
+  free(w->buf);
   free(w);
 }
 
 rs_code rs__csv_commit(rs__csv *w, rs_error *err)
 {
   rs_code rc = RS_OK;
+  flush_rows(w);
   if (w->stream) {
     if (fflush(w->f) != 0 || ferror(w->f)) rc = rs__fail(err, RS_IO, "%s: write failed: %s", w->path, strerror(errno));
     free_csv(w);

@@ -22,7 +22,9 @@ rs_code rs__csv_create(const char *dir, const char *name, rs__csv **out, rs_erro
  * commit flushes the stream and abort leaves it alone (neither closes it). */
 rs_code rs__csv_open_stream(FILE *f, const char *name, rs__csv **out, rs_error *err);
 /* The writer's stream, for text that is not CSV (a Markdown table written
- * through the same temporary file and rename).  Do not close it. */
+ * through the same temporary file and rename), with the rows so far
+ * handed to it.  Do not close it, and do not write to it once more rows
+ * are added (they are buffered until the next call or the commit). */
 FILE *rs__csv_file(rs__csv *w);
 /* Fields of the current row, then rs__csv_end_row. */
 void rs__csv_str(rs__csv *w, const char *s);
