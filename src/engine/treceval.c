@@ -1126,7 +1126,7 @@ static rs_code evaluate(const rs_te_config *cfg, rs__numbers numbers, const char
    * memory once per value.  Each value's additions are the same, in the
    * same order. */
   const size_t nt = q->n_topics, nv = plan->n_values;
-  double *restrict sums = res->summary;
+  double *sums = res->summary; /* (not restrict: the switch below writes res->summary) */
   for (size_t t = 0; t < nt; t++) {
     const double *restrict row = res->values + t * nv;
     for (size_t v = 0; v < nv; v++) sums[v] += row[v];
