@@ -63,13 +63,30 @@ Test(csvio, numbers_are_the_shortest_round_trip_text)
   }
   cr_assert_str_eq((rs__format_double(-0.0, got), got), "-0");
   cr_assert_str_eq((rs__format_double(42.0, got), got), "42");
+  /* seeded random: whole numbers, binary fractions of every scale, and
+   * the range numparse.c formats with integers (1e-4 to 1e5: measure
+   * values and means, 16-digit texts above 2^53 among them) */
   uint64_t s = 77;
-  for (int i = 0; i < 200000; i++) {
+  for (int i = 0; i < 400000; i++) {
     s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-    const double v = i % 2 ? (double)(int64_t)(s >> (i % 64)) : ldexp((double)(s >> 11), -(int)(s % 80));
+    const double unit = (double)(s >> 11) / 9007199254740992.0;
+    double v;
+    switch (i % 5) {
+    case 0: v = (double)(int64_t)(s >> (i % 64)); break;
+    case 1: v = ldexp((double)(s >> 11), -(int)(s % 80)); break;
+    case 2: v = unit; break;
+    case 3: v = -unit * 1e5; break;
+    default: v = (double)(s % 100000) / (double)(1 + s % 997); break;
+    }
     rs__format_double(v, got);
     shortest(v, want, sizeof want);
     cr_assert_str_eq(got, want, "%.17g", v);
+  }
+  for (int k = 1; k < 100000; k++) { /* four decimals, thirds */
+    rs__format_double(k / 1e4, got), shortest(k / 1e4, want, sizeof want);
+    cr_assert_str_eq(got, want, "%.17g", k / 1e4);
+    rs__format_double(k / 3e3, got), shortest(k / 3e3, want, sizeof want);
+    cr_assert_str_eq(got, want, "%.17g", k / 3e3);
   }
 }
 

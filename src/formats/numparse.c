@@ -1,6 +1,7 @@
 /* numparse.c: the slow path of rs__atof, and shortest round-trip printing. */
 #include "formats/numparse.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,112 @@ int rs__strict_atof_slow(const char *s, size_t n, double *out)
 /* The decimal digits of u, most significant first, at p; returns their count. */
 static size_t put_digits(char *p, uint64_t u);
 
+#if defined(__SIZEOF_INT128__) && defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+#define RS_SHORTEST_FAST 1
+__extension__ typedef unsigned __int128 u128;
+
+/* rs__format_double's text for 1e-4 <= |v| < 1e5 (per-query values, means),
+ * found exactly with integers: 1 when buf holds it, 0 to leave v to the
+ * definition.  |v| = m 2^-s exactly; N = floor(|v| 10^k) has 17 digits
+ * (m 10^k < 2^120), R/2^s is what floor dropped.  From N and R, the
+ * correctly rounded 15, 16 and 17 significant digits (ties to even, as
+ * printf); the first that reads back to |v| is printed as %.{15,16,17}g
+ * prints it (fixed notation in this range, trailing zeros dropped).
+ * Reading back is Clinger's: q < 2^53 and 10^j (j <= 22) are exact doubles,
+ * so one correctly rounded division gives the double nearest to q / 10^j,
+ * as strtod does; a 15- or 16-digit q above 2^53 is read back by strtod. */
+static int shortest_fixed(double v, char buf[32])
+{
+  static const double pow10_f[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  static const uint64_t pow10_u[20] = {1ull,
+                                       10ull,
+                                       100ull,
+                                       1000ull,
+                                       10000ull,
+                                       100000ull,
+                                       1000000ull,
+                                       10000000ull,
+                                       100000000ull,
+                                       1000000000ull,
+                                       10000000000ull,
+                                       100000000000ull,
+                                       1000000000000ull,
+                                       10000000000000ull,
+                                       100000000000000ull,
+                                       1000000000000000ull,
+                                       10000000000000000ull,
+                                       100000000000000000ull,
+                                       1000000000000000000ull,
+                                       10000000000000000000ull};
+  const double a = fabs(v);
+  if (!(a >= 1e-4 && a < 1e5)) return 0;
+  uint64_t bits;
+  memcpy(&bits, &a, sizeof bits);
+  const int e2 = (int)(bits >> 52 & 0x7ff) - 1023; /* a in [2^e2, 2^(e2+1)): normal here */
+  const uint64_t m = (bits & ((UINT64_C(1) << 52) - 1)) | UINT64_C(1) << 52;
+  const unsigned s = (unsigned)(52 - e2); /* 36..66 */
+  int x10 = (int)floor(e2 * 0.30102999566398120); /* floor(log10 a), or one below */
+  uint64_t n17 = 0;
+  u128 rem = 0;
+  for (int tries = 0; tries < 3; tries++) {
+    const int k = 16 - x10; /* 11..21 */
+    const u128 x = k <= 19 ? (u128)m * pow10_u[k] : (u128)m * pow10_u[19] * pow10_u[k - 19];
+    const u128 nn = x >> s;
+    rem = x & (((u128)1 << s) - 1);
+    if (nn >= pow10_u[17]) x10++;
+    else if (nn < pow10_u[16]) x10--;
+    else {
+      n17 = (uint64_t)nn;
+      break;
+    }
+  }
+  if (!n17) return 0;
+  const u128 half = (u128)1 << (s - 1);
+  for (int prec = 15; prec <= 17; prec++) {
+    const int drop = 17 - prec;
+    uint64_t q = n17 / pow10_u[drop];
+    const uint64_t r = n17 % pow10_u[drop];
+    int up;
+    if (drop == 0) {
+      up = rem > half || (rem == half && (q & 1));
+    } else {
+      const uint64_t half_d = 5 * pow10_u[drop - 1];
+      up = r > half_d || (r == half_d && (rem != 0 || (q & 1)));
+    }
+    int x = x10;
+    q += (uint64_t)up;
+    if (q == pow10_u[prec]) q = pow10_u[prec - 1], x++; /* 9.99.. rounded up to 10.0.. */
+    const int j = prec - 1 - x; /* q / 10^j is the value: 10..21 */
+    if (j < 0 || j > 22) return 0;
+    const int exact = q < (UINT64_C(1) << 53);
+    if (exact && (double)q / pow10_f[j] != a) continue;
+    /* fixed notation: x + 1 digits before the point (x >= 0), or "0." and -x - 1 zeros */
+    char digits[20], *p = buf;
+    const size_t nd = put_digits(digits, q);
+    size_t last = nd; /* trailing zeros of the fraction are dropped */
+    if (v < 0) *p++ = '-';
+    if (x >= 0) {
+      const size_t int_digits = (size_t)x + 1;
+      while (last > int_digits && digits[last - 1] == '0') last--;
+      memcpy(p, digits, int_digits), p += int_digits;
+      if (last > int_digits) {
+        *p++ = '.';
+        memcpy(p, digits + int_digits, last - int_digits), p += last - int_digits;
+      }
+    } else {
+      while (last > 0 && digits[last - 1] == '0') last--;
+      *p++ = '0', *p++ = '.';
+      for (int z = 0; z < -x - 1; z++) *p++ = '0';
+      memcpy(p, digits, last), p += last;
+    }
+    *p = '\0';
+    if (exact || prec == 17 || strtod(buf, NULL) == v) return 1; /* 17 digits always read back */
+  }
+  return 0;
+}
+#endif
+
 void rs__format_double(double v, char buf[32])
 {
   /* Whole numbers below 1e15 are %.15g's text, read back exactly: their
@@ -63,6 +170,9 @@ void rs__format_double(double v, char buf[32])
     strcpy(buf, v > 0 ? "inf" : "-inf");
     return;
   }
+#ifdef RS_SHORTEST_FAST
+  if (shortest_fixed(v, buf)) return;
+#endif
   for (int prec = 15; prec <= 17; prec++) {
     snprintf(buf, 32, "%.*g", prec, v);
     if (strtod(buf, NULL) == v) return;
