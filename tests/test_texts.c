@@ -13,6 +13,7 @@
 #include "formats/texts.h"
 #include "helpers.h"
 #include "llm/cache.h"
+#include "util/strbuf.h"
 #include "util/sha256.h"
 
 static void expect_text(const rs__texts *t, const char *id, const char *want, size_t want_len)
@@ -411,4 +412,45 @@ Test(cache_cli, errors)
   cr_assert_eq(r.status, 2);
   cr_assert(strstr(r.err, "notes.txt: not a ragsweep LLM cache"), "%s", r.err);
   th_free(&r);
+}
+
+/* import numbers doc ids in strcmp order with a radix sort of 8 bytes at a
+ * time, then of the next 8 within each run of ids equal so far (more than
+ * 64 such ids go a level deeper): ids that share 8, 16 and 24 bytes by the
+ * hundred, ids that are prefixes of one another, and bytes above 0x7f
+ * (strcmp compares them unsigned) must come out strictly rising, every
+ * one of them. */
+Test(import_texts, doc_ids_in_strcmp_order_through_every_sort_level)
+{
+  rs__sb qrels = {0}, run = {0};
+  static const char *const stem[] = {"doc", "document", "document-group-A-", "document-group-A-longer-",
+                                     "document-group-B-", "d\xc3\xa9", "docum\xc3\xa9nt-", "12345678"};
+  size_t n_ids = 0;
+  for (size_t s = 0; s < sizeof stem / sizeof stem[0]; s++)
+    for (int k = 0; k < 300; k++) {
+      char id[96];
+      snprintf(id, sizeof id, "%s%d", stem[s], k * 37 % 1000); /* 300 distinct ids a stem, not in order */
+      rs__sb_printf(&qrels, "q%d 0 %s %d\n", k % 7, id, k % 3);
+      rs__sb_printf(&run, "q%d Q0 %s %d %d.5 t\n", k % 7, id, k, 1000 - k);
+      n_ids++;
+    }
+  char q[256], r[256], out[300];
+  snprintf(q, sizeof q, "%s", th_write_temp(5, "qrels.txt", rs__sb_view(&qrels)));
+  snprintf(r, sizeof r, "%s", th_write_temp(6, "run.txt", rs__sb_view(&run)));
+  snprintf(out, sizeof out, "%s.h5", q);
+  char *argv[] = {(char *)th_bin(), "import", "-o", out, "--qrels", q, r, NULL};
+  th_result res = th_run(NULL, argv, NULL, NULL);
+  cr_assert_eq(res.status, 0, "%s", res.err);
+  th_free(&res);
+  rs__corpus *c = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__corpus_open(out, &c, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__corpus_load_doc_ids(c, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(c->nd, n_ids, "%zu docs, expected %zu", c->nd, n_ids);
+  for (size_t i = 1; i < c->nd; i++)
+    cr_assert_lt(strcmp(c->doc_id[i - 1], c->doc_id[i]), 0, "doc %zu '%s' is not before doc %zu '%s'", i - 1,
+                 c->doc_id[i - 1], i, c->doc_id[i]);
+  rs__corpus_close(c);
+  rs__sb_free(&qrels);
+  rs__sb_free(&run);
 }
