@@ -42,7 +42,17 @@ int rs__strict_atof_slow(const char *s, size_t n, double *out)
 }
 
 /* The decimal digits of u, most significant first, at p; returns their count. */
-static size_t put_digits(char *p, uint64_t u);
+static size_t put_digits(char *p, uint64_t u)
+{
+  char rev[20];
+  size_t n = 0;
+  do {
+    rev[n++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  for (size_t i = 0; i < n; i++) p[i] = rev[n - 1 - i];
+  return n;
+}
 
 #if defined(__SIZEOF_INT128__) && defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
 #define RS_SHORTEST_FAST 1
@@ -177,19 +187,6 @@ void rs__format_double(double v, char buf[32])
     snprintf(buf, 32, "%.*g", prec, v);
     if (strtod(buf, NULL) == v) return;
   }
-}
-
-/* The decimal digits of u, most significant first, at p; returns their count. */
-static size_t put_digits(char *p, uint64_t u)
-{
-  char rev[20];
-  size_t n = 0;
-  do {
-    rev[n++] = (char)('0' + u % 10);
-    u /= 10;
-  } while (u);
-  for (size_t i = 0; i < n; i++) p[i] = rev[n - 1 - i];
-  return n;
 }
 
 size_t rs__format_long(long v, char buf[24])
