@@ -1047,6 +1047,10 @@ rs_code rs__import_corpus(const rs__import_cfg *cfg, rs__corpus **out, rs_error 
    * blocks, and the sorted views become its /docs/id. */
   c->has_docs = 1;
   c->nd = p.docs.n;
+  /* Distinct and sorted by construction (sort_doc_ids): said, so that the
+   * sweep breaks ties on doc numbers without first walking every id with
+   * strcmp to find that out (100k x 100 direct eval: 0.13-0.26 s of it). */
+  c->doc_ids_sorted = 1;
   c->doc_id = (char **)p.sorted;
   p.sorted = NULL;
   c->id_blocks = p.docs.block, c->n_id_blocks = p.docs.n_block;
