@@ -566,27 +566,30 @@ static void sort_ids_from(char *const *id, uint32_t *num, size_t n, size_t depth
   }
 }
 
-/* final[i]: the place of id i in strcmp order of the n ids; sorted: the ids
- * in that order (sort_ids_from).  Far cheaper than qsort with strcmp,
- * which was a third of a direct eval of 10k x 100. */
-static rs_code sort_doc_ids(char **id, size_t n, int32_t *final, const char **sorted, rs_error *err)
+/* The ids of `in` in strcmp order (sort_ids_from) into sorted[0, in->n),
+ * and *final: for each provisional number, its place in that order.
+ * Takes no memory: the interner's lookup arrays, which every id has been
+ * looked up in by now, are the sort's scratch (24 bytes an id: slot holds
+ * two of 8, hash two of 4) and then hold *final.  Fresh memory is dear on
+ * the virtual machines we measure (about 0.5 GB/s at its first touch):
+ * 100k x 100 direct eval, 4 runs each in turn, sorting 0.98-1.61 s ->
+ * 0.73-1.22 s, peak RSS 787 -> 645 MB.  The interner takes no more ids
+ * after this. */
+static void sort_doc_ids(interner *in, const char **sorted, const int32_t **final)
 {
-  uint64_t *pre = rs__malloc(rs__mul(n ? n : 1, sizeof *pre)), *pre2 = rs__malloc(rs__mul(n ? n : 1, sizeof *pre2));
-  uint32_t *num = rs__malloc(rs__mul(n ? n : 1, sizeof *num)), *num2 = rs__malloc(rs__mul(n ? n : 1, sizeof *num2));
-  rs_code rc = RS_OK;
-  if (!pre || !pre2 || !num || !num2) {
-    rc = rs__fail(err, RS_NOMEM, "out of memory for sorting %zu doc ids", n);
-    goto done;
-  }
+  const size_t n = in->n;
+  *final = NULL;
+  if (!n) return;
+  uint64_t *pre = in->slot, *pre2 = in->slot + in->cap; /* cap >= n; slot has 2 cap */
+  uint32_t *num = (uint32_t *)(void *)in->hash, *num2 = num + in->cap;
   for (size_t i = 0; i < n; i++) num[i] = (uint32_t)i;
-  sort_ids_from(id, num, n, 0, pre, pre2, num2);
+  sort_ids_from(in->id, num, n, 0, pre, pre2, num2);
+  int32_t *place = (int32_t *)(void *)in->slot; /* pre and pre2 are read no more */
   for (size_t i = 0; i < n; i++) {
-    final[num[i]] = (int32_t)i;
-    sorted[i] = id[num[i]];
+    place[num[i]] = (int32_t)i;
+    sorted[i] = in->id[num[i]];
   }
-done:
-  free(pre), free(pre2), free(num), free(num2);
-  return rc;
+  *final = place;
 }
 
 /* The query row of every topic of the qrels file the runs are read
@@ -863,7 +866,6 @@ static rs_code import_parse(const rs__import_cfg *cfg, parsed *p, rs_error *err)
 {
   memset(p, 0, sizeof *p);
   p->j.tmp_qrels = (tmp_text)TMP_TEXT_NONE;
-  int32_t *final = NULL;
   size_t *row_of = NULL, n_topics = 0;
   rs_code rc = RS_OK;
   if (!(p->runs = rs__calloc(cfg->n_runs ? cfg->n_runs : 1, sizeof *p->runs)))
@@ -926,10 +928,10 @@ static rs_code import_parse(const rs__import_cfg *cfg, parsed *p, rs_error *err)
   if (docs->n > INT32_MAX) { rc = rs__fail(err, RS_UNSUPPORTED, "more than 2^31 - 1 distinct doc ids"); goto done; }
 
   /* Doc numbers in strcmp order of the ids, in the judgments and the runs. */
-  final = rs__malloc(rs__mul(docs->n ? docs->n : 1, sizeof *final));
   p->sorted = rs__malloc(rs__mul(docs->n ? docs->n : 1, sizeof *p->sorted));
-  if (!final || !p->sorted) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
-  if ((rc = sort_doc_ids(docs->id, docs->n, final, p->sorted, err))) goto done;
+  if (!p->sorted) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  const int32_t *final;
+  sort_doc_ids(docs, p->sorted, &final);
   const size_t nnz = (size_t)j->off[j->nq];
   for (size_t k = 0; k < nnz; k++) j->doc[k] = final[j->doc[k]];
   for (size_t i = 0; i < cfg->n_runs; i++) {
@@ -940,7 +942,6 @@ static rs_code import_parse(const rs__import_cfg *cfg, parsed *p, rs_error *err)
   if (cfg->docs_path && !(rc = rs__texts_load(cfg->docs_path, &p->dtexts, err)))
     rc = texts_for(p->dtexts, "doc", p->sorted, docs->n, &p->dtext, err);
 done:
-  free(final);
   free(row_of);
   return rc;
 }
