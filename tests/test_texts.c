@@ -415,6 +415,80 @@ Test(cache_cli, errors)
   th_free(&r);
 }
 
+/* Direct input interns doc ids in parts, ranges of strcmp order cut from a
+ * sample of the judged docs, one part a thread: at 1, 2 and 8 threads the
+ * corpus must have the same doc ids, strictly rising, and the judgments
+ * and rankings the same doc numbers, each naming its id.  judge_all: all
+ * of the run's ids are judged too, else only those of one stem, so that
+ * the sample (and its common prefix) covers some: ids outside it fall
+ * before or after every part. */
+static void check_parts_agree(int judge_all, int slot)
+{
+  rs__sb qrels = {0}, run = {0};
+  static const char *const stem[] = {"doc", "document-group-A-", "document-group-A-x", "zz", "A", "d\xc3\xa9"};
+  for (size_t s = 0; s < sizeof stem / sizeof stem[0]; s++)
+    for (int k = 0; k < 400; k++) {
+      char id[96];
+      snprintf(id, sizeof id, "%s%d", stem[s], k * 53 % 1000);
+      if (judge_all || s == 1) rs__sb_printf(&qrels, "q%d 0 %s %d\n", k % 5, id, k % 3);
+      rs__sb_printf(&run, "q%d Q0 %s %d %d t\n", k % 5, id, k, 10000 - (int)s * 400 - k);
+    }
+  /* ranked last: a proper prefix of the narrow sample's common prefix, and that prefix itself */
+  static const char *const last[] = {"document-group-A", "document-group-A-"};
+  rs__sb_printf(&run, "q0 Q0 %s 998 5 t\nq0 Q0 %s 999 4 t\n", last[0], last[1]);
+  char q[256], r[256];
+  snprintf(q, sizeof q, "%s", th_write_temp(slot, "qrels.txt", rs__sb_view(&qrels)));
+  snprintf(r, sizeof r, "%s", th_write_temp(slot + 1, "run.txt", rs__sb_view(&run)));
+  const rs__import_run ir = {.name = "run", .path = r};
+  static const int threads[] = {1, 2, 8};
+  rs__corpus *c[3] = {0};
+  rs_error err = {0};
+  for (int t = 0; t < 3; t++) {
+    const rs__import_cfg cfg = {.qrels_path = q, .runs = &ir, .n_runs = 1, .threads = threads[t]};
+    cr_assert_eq(rs__import_corpus(&cfg, &c[t], &err), RS_OK, "%s", err.msg);
+  }
+  cr_assert_gt(c[0]->nd, 2000, "%zu docs", c[0]->nd);
+  for (size_t i = 1; i < c[0]->nd; i++)
+    cr_assert_lt(strcmp(c[0]->doc_id[i - 1], c[0]->doc_id[i]), 0, "doc %zu '%s' is not before '%s'", i - 1,
+                 c[0]->doc_id[i - 1], c[0]->doc_id[i]);
+  const rs__run_mem *m0 = c[0]->runs.run[0].mem;
+  const size_t nnz = (size_t)c[0]->qoff[c[0]->nq], ranked = (size_t)m0->off[c[0]->nq];
+  cr_assert_gt(ranked, 0);
+  for (int t = 1; t < 3; t++) {
+    cr_assert_eq(c[t]->nd, c[0]->nd, "%d threads", threads[t]);
+    for (size_t i = 0; i < c[0]->nd; i++) cr_assert_str_eq(c[t]->doc_id[i], c[0]->doc_id[i], "doc %zu", i);
+    cr_assert_eq((size_t)c[t]->qoff[c[t]->nq], nnz);
+    cr_assert_arr_eq(c[t]->qdoc, c[0]->qdoc, nnz * sizeof *c[0]->qdoc, "judged docs at %d threads", threads[t]);
+    const rs__run_mem *m = c[t]->runs.run[0].mem;
+    cr_assert_eq((size_t)m->off[c[t]->nq], ranked);
+    cr_assert_arr_eq(m->doc, m0->doc, ranked * sizeof *m0->doc, "ranked docs at %d threads", threads[t]);
+  }
+  /* Every number names its id: each judged (query, doc) of the input is in
+   * its query's row, and each ranking holds the query's ids by falling
+   * score (the order they were written in). */
+  size_t next[5] = {0};
+  for (size_t s = 0; s < sizeof stem / sizeof stem[0]; s++)
+    for (int k = 0; k < 400; k++) {
+      char id[96];
+      snprintf(id, sizeof id, "%s%d", stem[s], k * 53 % 1000);
+      const size_t qi = (size_t)(k % 5); /* q0..q4: rows in strcmp order */
+      const int64_t rank_at = m0->off[qi] + (int64_t)next[qi]++;
+      cr_assert_str_eq(c[0]->doc_id[m0->doc[rank_at]], id, "q%zu, rank %zu", qi, next[qi]);
+      if (!judge_all && s != 1) continue;
+      int64_t k2 = c[0]->qoff[qi];
+      while (k2 < c[0]->qoff[qi + 1] && strcmp(c[0]->doc_id[c[0]->qdoc[k2]], id) != 0) k2++;
+      cr_assert_lt(k2, c[0]->qoff[qi + 1], "q%zu: judged doc %s is not in its row", qi, id);
+    }
+  for (size_t i = 0; i < 2; i++) cr_assert_str_eq(c[0]->doc_id[m0->doc[m0->off[0] + (int64_t)next[0]++]], last[i]);
+  cr_assert_eq(m0->off[0] + (int64_t)next[0], m0->off[1]);
+  for (int t = 0; t < 3; t++) rs__corpus_close(c[t]);
+  rs__sb_free(&qrels);
+  rs__sb_free(&run);
+}
+
+Test(import_texts, doc_id_parts_agree_at_any_thread_count) { check_parts_agree(1, 10); }
+Test(import_texts, doc_id_parts_from_a_narrow_sample_agree) { check_parts_agree(0, 12); }
+
 /* import numbers doc ids in strcmp order with a radix sort of 8 bytes at a
  * time, then of the next 8 within each run of ids equal so far (more than
  * 64 such ids go a level deeper): ids that share 8, 16 and 24 bytes by the
