@@ -122,6 +122,16 @@ static inline void intern_prefetch(const interner *in, uint64_t h)
   if (in->cap) __builtin_prefetch(&in->slot[(size_t)h & in->mask]);
 }
 
+/* The id that the first slot of hash h names, if its tag matches: NULL
+ * else.  The slot must be in the cache (intern_prefetch) for this to be
+ * cheap. */
+static inline char *const *intern_first_match(const interner *in, uint64_t h)
+{
+  if (!in->cap) return NULL;
+  const uint64_t s = in->slot[(size_t)h & in->mask];
+  return s && s >> 32 == h >> 32 ? &in->id[(uint32_t)s - 1] : NULL;
+}
+
 static void interner_free(interner *in)
 {
   for (size_t i = 0; i < in->n_block; i++) free(in->block[i]);
@@ -805,6 +815,19 @@ static void intern_part(void *vctx, size_t part, int tid)
       }
       p += n + 1;
       if (g < AHEAD && i + 1 < tr->n) continue;
+      /* A lookup that finds its id (most of them, once the runs repeat the
+       * corpus's docs) reads the id's entry, then its bytes: both fetched
+       * ahead, for the group at once, as its slots were (1M x 100 direct
+       * eval at 2 threads, 90% of lookups found: open 22.4 / 19.2 s ->
+       * 19.6 / 17.8 s, in turn). */
+      for (size_t k = 0; k < g; k++) {
+        char *const *e = intern_first_match(in, hash[k]);
+        if (e) __builtin_prefetch(e);
+      }
+      for (size_t k = 0; k < g; k++) {
+        char *const *e = intern_first_match(in, hash[k]);
+        if (e) __builtin_prefetch(*e);
+      }
       for (size_t k = 0; k < g; k++) {
         const int64_t d = ids_intern(jb->docs, part, id[k], len_of[k], hash[k]);
         if (d < 0) {
