@@ -486,8 +486,8 @@ static void check_parts_agree(int judge_all, int slot)
   rs__sb_free(&run);
 }
 
-Test(import_texts, doc_id_parts_agree_at_any_thread_count) { check_parts_agree(1, 10); }
-Test(import_texts, doc_id_parts_from_a_narrow_sample_agree) { check_parts_agree(0, 12); }
+Test(import_texts, doc_id_parts_agree_at_any_thread_count) { check_parts_agree(1, 0); }
+Test(import_texts, doc_id_parts_from_a_narrow_sample_agree) { check_parts_agree(0, 0); }
 
 /* import numbers doc ids in strcmp order with a radix sort of 8 bytes at a
  * time, then of the next 8 within each run of ids equal so far (more than
