@@ -15,6 +15,7 @@
 #include "engine/sched.h"
 #include "engine/shard.h"
 #include "metrics/topic.h"
+#include "util/idsort.h"
 
 enum {
   /* ~1.5 MB of doc ids and scores per batch: two batches (the one scored,
@@ -202,14 +203,11 @@ static rs_code query_levels(engine *e, rs_error *err)
   return RS_OK;
 }
 
-static const rs__corpus *rank_corpus; /* qsort has no context argument in C11 */
-static int cmp_doc_id(const void *a, const void *b)
-{
-  return strcmp(rank_corpus->doc_id[*(const int32_t *)a], rank_corpus->doc_id[*(const int32_t *)b]);
-}
-
 /* NULL in *out when /docs/id is absent or already in strcmp order (import
- * and gen_sweep write it so): ties then compare doc indexes directly. */
+ * and gen_sweep write it so): ties then compare doc indexes directly.
+ * Else each doc's place in strcmp order of the ids, by the radix sort of
+ * util/idsort.h: qsort's comparator reached the ids through a file-scope
+ * pointer, which two sweeps on two threads would have shared. */
 static rs_code build_id_rank(const rs__corpus *c, int32_t **out, rs_error *err)
 {
   *out = NULL;
@@ -219,19 +217,21 @@ static rs_code build_id_rank(const rs__corpus *c, int32_t **out, rs_error *err)
   size_t i = 1;
   while (i < c->nd && strcmp(c->doc_id[i - 1], c->doc_id[i]) < 0) i++;
   if (i >= c->nd) return RS_OK;
-  int32_t *perm = rs__malloc(rs__mul(c->nd, sizeof *perm)), *rank = rs__malloc(rs__mul(c->nd, sizeof *rank));
-  if (!perm || !rank) {
-    free(perm);
-    free(rank);
-    return rs__fail(err, RS_NOMEM, "out of memory for %zu doc ids", c->nd);
+  const size_t n = c->nd;
+  uint32_t *perm = rs__malloc(rs__mul(n, sizeof *perm)), *perm2 = rs__malloc(rs__mul(n, sizeof *perm2));
+  uint64_t *key = rs__malloc(rs__mul(n, sizeof *key)), *key2 = rs__malloc(rs__mul(n, sizeof *key2));
+  int32_t *rank = rs__malloc(rs__mul(n, sizeof *rank));
+  if (!perm || !perm2 || !key || !key2 || !rank) {
+    rc = rs__fail(err, RS_NOMEM, "out of memory for %zu doc ids", n);
+  } else {
+    for (size_t d = 0; d < n; d++) perm[d] = (uint32_t)d;
+    rs__sort_ids(c->doc_id, perm, n, key, key2, perm2);
+    for (size_t r = 0; r < n; r++) rank[perm[r]] = (int32_t)r; /* equal ids cannot tie a ranking: no dups */
+    *out = rank;
+    rank = NULL;
   }
-  for (size_t d = 0; d < c->nd; d++) perm[d] = (int32_t)d;
-  rank_corpus = c;
-  qsort(perm, c->nd, sizeof *perm, cmp_doc_id);
-  for (size_t r = 0; r < c->nd; r++) rank[perm[r]] = (int32_t)r; /* equal ids cannot tie a ranking: no dups */
-  free(perm);
-  *out = rank;
-  return RS_OK;
+  free(perm), free(perm2), free(key), free(key2), free(rank);
+  return rc;
 }
 
 /* --- thread state ---------------------------------------------------------- */

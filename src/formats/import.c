@@ -17,6 +17,7 @@
 #include "formats/textruns.h"
 #include "engine/sched.h"
 #include "formats/trecrun.h"
+#include "util/idsort.h"
 #include "util/strdict.h"
 #include "util/tmpfiles.h"
 
@@ -143,17 +144,6 @@ static void interner_free(interner *in)
 
 /* --- doc ids: interned in parts, ranges of strcmp order ------------------------ */
 
-/* The first min(n, 8) bytes of s as a big-endian number, zeros after:
- * their integer order is strcmp order (see id_prefix). */
-static uint64_t prefix_n(const char *s, size_t n)
-{
-  uint64_t k = 0;
-  size_t i = 0;
-  for (; i < 8 && i < n; i++) k = k << 8 | (unsigned char)s[i];
-  for (; i < 8; i++) k <<= 8; /* one shift at a time: an empty id would shift by 64 */
-  return k;
-}
-
 /* Doc ids are interned in parts, each a range of strcmp order (part_of),
  * so that the parts are interned, then sorted, on all threads at once, and
  * their sorted ids, one part after the other, are all the ids in strcmp
@@ -197,7 +187,7 @@ static size_t part_of(const doc_ids *d, const char *s, size_t n)
   const int c = memcmp(s, d->common, m);
   if (c < 0 || (c == 0 && n < L)) return 0; /* before every id with the common prefix */
   if (c > 0) return d->n_parts - 1;         /* after every one */
-  const uint64_t k = prefix_n(s + L, n - L);
+  const uint64_t k = rs__id_key(s + L, n - L);
   size_t p = 0;
   while (p + 1 < d->n_parts && d->from[p] <= k) p++;
   return p;
@@ -225,7 +215,7 @@ static int ids_split(doc_ids *d, int threads, const char *const *s, const size_t
   }
   uint64_t *key = rs__malloc(rs__mul(m, sizeof *key));
   if (!key) return 0;
-  for (size_t i = 0; i < m; i++) key[i] = prefix_n(s[i] + L, len[i] - L);
+  for (size_t i = 0; i < m; i++) key[i] = rs__id_key(s[i] + L, len[i] - L);
   qsort(key, m, sizeof *key, cmp_u64);
   memcpy(d->common, s[0], L);
   d->common_len = L;
@@ -710,83 +700,7 @@ static void run_rows_free(run_rows *r)
 
 /* --- doc ids in strcmp order -------------------------------------------------- */
 
-/* The first 8 bytes of an id as a big-endian number, zeros after its end.
- * Their integer order is strcmp order: the first differing byte decides
- * both, and an id that ends first has a 0 where the other has a non-zero
- * byte.  Two distinct ids with equal prefixes are both longer than 8. */
-static uint64_t id_prefix(const char *s)
-{
-  uint64_t k = 0;
-  size_t i = 0;
-  for (; i < 8 && s[i]; i++) k = k << 8 | (unsigned char)s[i];
-  for (; i < 8; i++) k <<= 8; /* one shift at a time: an empty id would shift by 64 */
-  return k;
-}
-
-enum { TIE_SMALL = 64 };
-
-/* Insertion sort of g <= TIE_SMALL ids that share their first `depth`
- * bytes (all are at least that long), by their next 8 bytes, then by
- * strcmp of what follows: each id is fetched once for its key, not at
- * every comparison. */
-static void sort_tied(char *const *id, uint32_t *num, size_t g, size_t depth)
-{
-  uint64_t key[TIE_SMALL];
-  for (size_t j = 0; j < g; j++) key[j] = id_prefix(id[num[j]] + depth);
-  for (size_t j = 1; j < g; j++) {
-    const uint64_t k = key[j];
-    const uint32_t v = num[j];
-    size_t i = j;
-    while (i > 0 && (key[i - 1] > k || (key[i - 1] == k && strcmp(id[num[i - 1]] + depth, id[v] + depth) > 0))) {
-      key[i] = key[i - 1], num[i] = num[i - 1];
-      i--;
-    }
-    key[i] = k, num[i] = v;
-  }
-}
-
-/* Sorts num[0, n), ids that share their first `depth` bytes (and are at
- * least that long), into strcmp order: a radix sort of their next 8 bytes
- * (one pass per byte that varies), then each run of ids equal in those
- * bytes the same way, 8 bytes deeper.  Such a run's ids are all longer:
- * distinct ids cannot both end within 8 equal bytes.  pre, pre2 and num2
- * are scratch of n.  Sorting the runs with qsort and strcmp fetched two
- * ids from anywhere in memory at each comparison: generated ids such as
- * "doc7872442" share their first 8 bytes by the hundred (100k x 100
- * direct eval: a fifth of its time). */
-static void sort_ids_from(char *const *id, uint32_t *num, size_t n, size_t depth, uint64_t *pre, uint64_t *pre2,
-                          uint32_t *num2)
-{
-  uint32_t *const num_out = num;
-  for (size_t i = 0; i < n; i++) pre[i] = id_prefix(id[num[i]] + depth);
-  for (unsigned shift = 0; shift < 64; shift += 8) {
-    size_t count[257] = {0};
-    for (size_t i = 0; i < n; i++) count[(pre[i] >> shift & 0xff) + 1]++;
-    int varies = 1;
-    for (size_t b = 1; b <= 256; b++) varies &= count[b] != n;
-    if (!varies) continue; /* every id has the same byte here */
-    for (size_t b = 1; b <= 256; b++) count[b] += count[b - 1];
-    for (size_t i = 0; i < n; i++) {
-      const size_t at = count[pre[i] >> shift & 0xff]++;
-      pre2[at] = pre[i], num2[at] = num[i];
-    }
-    uint64_t *tp = pre; pre = pre2, pre2 = tp;
-    uint32_t *tn = num; num = num2, num2 = tn;
-  }
-  if (num != num_out) { /* an odd number of passes: the order is in the scratch */
-    memcpy(num_out, num, n * sizeof *num);
-    memcpy(pre2, pre, n * sizeof *pre);
-    num2 = num, num = num_out;
-    uint64_t *tp = pre; pre = pre2, pre2 = tp;
-  }
-  for (size_t a = 0, b; a < n; a = b) {
-    for (b = a + 1; b < n && pre[b] == pre[a];) b++;
-    if (b - a > TIE_SMALL) sort_ids_from(id, num + a, b - a, depth + 8, pre + a, pre2 + a, num2 + a);
-    else if (b - a > 1) sort_tied(id, num + a, b - a, depth + 8);
-  }
-}
-
-/* The ids of `in` in strcmp order (sort_ids_from) into sorted[0, in->n),
+/* The ids of `in` in strcmp order (rs__sort_ids) into sorted[0, in->n),
  * and *final: for each provisional number, its place in that order.
  * Takes no memory: the interner's lookup arrays, which every id has been
  * looked up in by now, are the sort's scratch (24 bytes an id: slot holds
@@ -803,7 +717,7 @@ static void sort_doc_ids(interner *in, const char **sorted, const int32_t **fina
   uint64_t *pre = in->slot, *pre2 = in->slot + in->cap; /* cap >= n; slot has 2 cap */
   uint32_t *num = (uint32_t *)(void *)in->hash, *num2 = num + in->cap;
   for (size_t i = 0; i < n; i++) num[i] = (uint32_t)i;
-  sort_ids_from(in->id, num, n, 0, pre, pre2, num2);
+  rs__sort_ids(in->id, num, n, pre, pre2, num2);
   int32_t *place = (int32_t *)(void *)in->slot; /* pre and pre2 are read no more */
   for (size_t i = 0; i < n; i++) {
     place[num[i]] = (int32_t)i;
