@@ -321,6 +321,7 @@ typedef struct {
   int32_t *doc;        /* provisional doc numbers */
   int32_t *grade;
   const char *qrels_for_runs; /* qrels file the runs are read against */
+  int rows_are_topics;        /* it is the file the judgments were read from: its topic t is query row t */
   tmp_text tmp_qrels;         /* a qrels file written for the runs (or from BEIR qrels), removed at the end */
 } judgments;
 
@@ -389,6 +390,7 @@ static rs_code judgments_from_qrels(const char *path, const char *shown, int thr
     if (jj.failed[part]) { rc = ids_fail(docs, jj.failed[part], err); goto done; }
   j->off[j->nq] = (int64_t)q->n_judged;
   j->qrels_for_runs = path;
+  j->rows_are_topics = 1;
 done:
   rs__qrels_free(q);
   return rc;
@@ -731,6 +733,13 @@ static void sort_doc_ids(interner *in, const char **sorted, const int32_t **fina
  * computed once for all runs. */
 static rs_code map_topics(const judgments *j, int threads, size_t **row_of, size_t *n_topics, rs_error *err)
 {
+  if (j->rows_are_topics) { /* not read a second time (1M queries: 0.4 s) */
+    *row_of = rs__malloc(rs__mul(j->nq ? j->nq : 1, sizeof **row_of));
+    if (!*row_of) return rs__fail(err, RS_NOMEM, "out of memory");
+    for (size_t t = 0; t < j->nq; t++) (*row_of)[t] = t;
+    *n_topics = j->nq;
+    return RS_OK;
+  }
   rs__qrels *q = NULL;
   rs_code rc = rs__qrels_read(j->qrels_for_runs, RS_NUMBERS_STRICT, threads, &q, err);
   if (rc) return rc;
