@@ -200,27 +200,38 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Cuts the ranges of min(threads, ID_PARTS_MAX) parts (a power of two)
- * from the m <= ID_SAMPLE ids s[i] of len[i] bytes; 0 when out of memory. */
-static int ids_split(doc_ids *d, int threads, const char *const *s, const size_t *len, size_t m)
+ * from up to ID_SAMPLE of the n ids id[k], evenly spaced, of id_len[k]
+ * bytes (id_len NULL: NUL-terminated); 0 when out of memory. */
+static int ids_split(doc_ids *d, int threads, const char *const *id, const uint32_t *id_len, size_t n)
 {
   d->split = 1;
   size_t parts = 1;
   while (parts * 2 <= (size_t)threads && parts * 2 <= ID_PARTS_MAX) parts *= 2;
-  if (m == 0 || parts == 1) return 1;
+  if (n == 0 || parts == 1) return 1;
+  const size_t m = n < ID_SAMPLE ? n : ID_SAMPLE;
+  const char **s = rs__malloc(rs__mul(m, sizeof *s));
+  size_t *len = rs__malloc(rs__mul(m, sizeof *len));
+  uint64_t *key = rs__malloc(rs__mul(m, sizeof *key));
+  if (!s || !len || !key) {
+    free(s), free(len), free(key);
+    return 0;
+  }
+  for (size_t i = 0; i < m; i++) {
+    const size_t k = i * n / m;
+    s[i] = id[k], len[i] = id_len ? id_len[k] : strlen(id[k]);
+  }
   size_t L = len[0] < ID_COMMON_MAX ? len[0] : ID_COMMON_MAX;
   for (size_t i = 1; i < m; i++) {
     size_t c = 0;
     while (c < L && c < len[i] && s[i][c] == s[0][c]) c++;
     L = c;
   }
-  uint64_t *key = rs__malloc(rs__mul(m, sizeof *key));
-  if (!key) return 0;
   for (size_t i = 0; i < m; i++) key[i] = rs__id_key(s[i] + L, len[i] - L);
   qsort(key, m, sizeof *key, cmp_u64);
   memcpy(d->common, s[0], L);
   d->common_len = L;
   for (size_t p = 1; p < parts; p++) d->from[p - 1] = key[p * m / parts];
-  free(key);
+  free(s), free(len), free(key);
   d->n_parts = parts;
   while ((size_t)1 << d->part_bits < parts) d->part_bits++;
   return 1;
@@ -358,14 +369,9 @@ static rs_code judgments_from_qrels(const char *path, const char *shown, int thr
   rs__qrels *q = NULL;
   rs_code rc = rs__qrels_read(path, RS_NUMBERS_STRICT, threads, &q, err);
   if (rc) return rc;
-  if (!docs->split) { /* the ranges of the doc ids, from judged docs evenly spaced */
-    const char *s[ID_SAMPLE];
-    size_t len[ID_SAMPLE], m = q->n_judged < ID_SAMPLE ? q->n_judged : ID_SAMPLE;
-    for (size_t i = 0; i < m; i++) {
-      const size_t k = i * q->n_judged / m;
-      s[i] = q->doc[k], len[i] = q->doc_len[k];
-    }
-    if (!ids_split(docs, threads, s, len, m)) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  if (!docs->split && !ids_split(docs, threads, q->doc, q->doc_len, q->n_judged)) { /* the ranges, from judged docs */
+    rc = rs__fail(err, RS_NOMEM, "out of memory");
+    goto done;
   }
   for (size_t t = 0; t < q->n_topics; t++)
     if (q->dup[t] != SIZE_MAX) {
@@ -479,11 +485,9 @@ static rs_code judgments_from_json(const char *path, int want_qrels_file, int th
   }
   for (size_t i = 0; i < nq; i++) ord[i] = &s->query_id[i];
   qsort(ord, nq, sizeof *ord, cmp_pstr);
-  if (!docs->split) { /* the ranges of the doc ids, from judged docs evenly spaced */
-    const char *sample[ID_SAMPLE];
-    size_t len[ID_SAMPLE], m = nnz < ID_SAMPLE ? nnz : ID_SAMPLE;
-    for (size_t i = 0; i < m; i++) sample[i] = s->doc_id[i * nnz / m], len[i] = strlen(sample[i]);
-    if (!ids_split(docs, threads, sample, len, m)) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  if (!docs->split && !ids_split(docs, threads, (const char *const *)s->doc_id, NULL, nnz)) { /* from judged docs */
+    rc = rs__fail(err, RS_NOMEM, "out of memory");
+    goto done;
   }
   if (want_qrels_file && (rc = open_tmp_qrels(j, &f, err))) goto done;
   size_t k = 0;
@@ -842,12 +846,12 @@ static rs_code read_run(const rs__import_cfg *cfg, const rs__import_run *ir, con
   }
   if (!docs->split) { /* no judged docs: the ranges from the top doc of topics evenly spaced */
     const char *first[ID_SAMPLE];
-    size_t first_len[ID_SAMPLE], m = 0;
+    size_t m = 0;
     for (size_t i = 0; i < ID_SAMPLE && i < n_topics; i++) {
       const topic_ranking *tr = &cc.t[i * n_topics / (n_topics < ID_SAMPLE ? n_topics : ID_SAMPLE)];
-      if (tr->n) first[m] = tr->ids, first_len[m] = strlen(tr->ids), m++;
+      if (tr->n) first[m++] = tr->ids;
     }
-    if (!ids_split(docs, threads, first, first_len, m)) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+    if (!ids_split(docs, threads, first, NULL, m)) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
   }
   intern_job job = {.docs = docs, .cc = &cc, .row_of = row_of, .n_topics = n_topics, .out = out};
   rs__parallel_for(n_topics, threads, 64, place_topic, &job);
