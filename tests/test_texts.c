@@ -539,3 +539,88 @@ Test(import_texts, doc_ids_in_strcmp_order_through_every_sort_level)
   rs__sb_free(&qrels);
   rs__sb_free(&run);
 }
+
+/* eval and compare build their corpus with rows_only: no doc id is
+ * interned; a judged doc is numbered by the place of its judgment among
+ * its query's (here the qrels' order, which is docno order), any other
+ * doc by the query's judgment count plus its rank, and each row is stored
+ * in trec_eval's order (score descending, ties by docno descending).
+ * Worked by hand:
+ *   q0: judged d4; not ranked                         -> row empty
+ *   q1: judged d1 (0), d3 (1), d9 (2); ranked d7 0.9, d2 0.7, then the
+ *       tie at 0.5 d9 before d1                       -> 3, 4, 2, 0
+ *   q2: judged d1 (0); tie at 0.3: d5 before d1       -> 1, 0
+ *   q3: not judged                                    -> left out
+ * The same rows come from a run that interleaves q1 and q2 (read again
+ * whole), at one and at two threads, and a block read gathers them. */
+static void expect_local_rows(const rs__corpus *c, const char *what)
+{
+  static const int64_t off[] = {0, 0, 4, 6};
+  static const int32_t doc[] = {3, 4, 2, 0, 1, 0};
+  static const double score[] = {0.9, 0.7, 0.5, 0.5, 0.3, 0.3};
+  static const int32_t qdoc[] = {0, 0, 1, 2, 0}, qgrade[] = {1, 0, 2, 1, 1};
+  cr_assert(c->rows_ranked, "%s", what);
+  cr_assert_eq(c->has_docs, 0, "%s", what);
+  cr_assert_eq(c->nq, 3, "%s", what);
+  cr_assert_arr_eq(c->qoff, ((int64_t[]){0, 1, 4, 5}), 4 * sizeof(int64_t), "%s", what);
+  cr_assert_arr_eq(c->qdoc, qdoc, sizeof qdoc, "%s: judged docs", what);
+  cr_assert_arr_eq(c->qgrade, qgrade, sizeof qgrade, "%s: grades", what);
+  const rs__run_mem *m = c->runs.run[0].mem;
+  cr_assert_arr_eq(m->off, off, sizeof off, "%s: row offsets", what);
+  cr_assert_null(m->row_doc[0], "%s", what);
+  for (size_t q = 1; q < 3; q++)
+    for (int64_t i = off[q]; i < off[q + 1]; i++) {
+      cr_assert_eq(m->row_doc[q][i - off[q]], doc[i], "%s: q%zu rank %lld", what, q, (long long)(i - off[q]));
+      cr_assert_eq(m->row_score[q][i - off[q]], score[i], "%s: q%zu rank %lld", what, q, (long long)(i - off[q]));
+    }
+  rs__block b = {0};
+  rs_error err = {0};
+  for (size_t q0 = 0; q0 < 3; q0++) {
+    cr_assert_eq(rs__run_read(&c->runs.run[0], q0, 3 - q0, &b, &err), RS_OK, "%s", err.msg);
+    cr_assert_null(b.score32);
+    for (size_t i = 0; i <= 3 - q0; i++) cr_assert_eq(b.off[i], off[q0 + i] - off[q0], "%s: block from row %zu", what, q0);
+    for (int64_t k = 0; k < off[3] - off[q0]; k++) {
+      cr_assert_eq(b.doc[k], doc[off[q0] + k], "%s: block from row %zu, doc %lld", what, q0, (long long)k);
+      cr_assert_eq(b.score64[k], score[off[q0] + k], "%s: block from row %zu, score %lld", what, q0, (long long)k);
+    }
+  }
+  rs__block_free(&b);
+}
+
+Test(import_texts, rows_only_numbers_docs_within_their_query)
+{
+  const char *qrels = th_write_temp(0, "qrels.txt", "q0 0 d4 1\nq1 0 d1 0\nq1 0 d3 2\nq1 0 d9 1\nq2 0 d1 1\n");
+  const char *in_order = th_write_temp(1, "run.txt",
+                                       "q1 Q0 d1 1 0.5 t\nq1 Q0 d7 2 0.9 t\nq1 Q0 d9 3 0.5 t\nq1 Q0 d2 4 0.7 t\n"
+                                       "q2 Q0 d5 1 0.3 t\nq2 Q0 d1 2 0.3 t\nq3 Q0 d1 1 1.0 t\n");
+  const char *interleaved = th_write_temp(2, "interleaved.txt",
+                                          "q1 Q0 d1 1 0.5 t\nq1 Q0 d7 2 0.9 t\nq2 Q0 d5 1 0.3 t\nq3 Q0 d1 1 1.0 t\n"
+                                          "q1 Q0 d9 3 0.5 t\nq2 Q0 d1 2 0.3 t\nq1 Q0 d2 4 0.7 t\n");
+  char q[256], runs[2][256];
+  snprintf(q, sizeof q, "%s", qrels);
+  snprintf(runs[0], sizeof runs[0], "%s", in_order);
+  snprintf(runs[1], sizeof runs[1], "%s", interleaved);
+  for (int r = 0; r < 2; r++)
+    for (int threads = 1; threads <= 2; threads++) {
+      const rs__import_run ir = {.name = "run", .path = runs[r]};
+      const rs__import_cfg cfg = {.qrels_path = q, .runs = &ir, .n_runs = 1, .threads = threads, .rows_only = 1};
+      rs__corpus *c = NULL;
+      rs_error err = {0};
+      cr_assert_eq(rs__import_corpus(&cfg, &c, &err), RS_OK, "%s", err.msg);
+      char what[64];
+      snprintf(what, sizeof what, "%s, %d thread%s", r ? "interleaved" : "in order", threads, threads > 1 ? "s" : "");
+      expect_local_rows(c, what);
+      rs__corpus_close(c);
+    }
+  /* Without rows_only the same rows hold doc ids, numbered in strcmp order
+   * (d1 d2 d3 d4 d5 d7 d9 -> 0..6). */
+  const rs__import_run ir = {.name = "run", .path = runs[0]};
+  const rs__import_cfg cfg = {.qrels_path = q, .runs = &ir, .n_runs = 1, .threads = 2};
+  rs__corpus *c = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__import_corpus(&cfg, &c, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(c->rows_ranked, 0);
+  cr_assert_eq(c->nd, 7);
+  cr_assert_arr_eq(c->runs.run[0].mem->doc, ((int32_t[]){5, 1, 6, 0, 4, 0}), 6 * sizeof(int32_t));
+  rs__corpus_close(c);
+}

@@ -753,7 +753,8 @@ static int compare_main(int argc, char **argv, const shard_set *merge, word_trac
     }
   } else {
     inp = &in; /* set first: a partly opened input is closed on the way out too */
-    const direct_opts dop = {.cmd = "compare", .qrels_path = so.qrels_path, .split = so.split, .threads = (int)threads};
+    const direct_opts dop = {
+        .cmd = "compare", .qrels_path = so.qrels_path, .split = so.split, .threads = (int)threads, .rows_only = 1};
     if ((rc = sweep_input_open_args(&in, argv + optind, (size_t)(argc - optind), &dop, NULL, &err)) ||
         (so.n_depths && (rc = sweep_input_add_depths(&in, so.depths, so.n_depths, &err))))
       goto fail;

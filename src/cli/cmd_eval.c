@@ -432,7 +432,8 @@ static int eval_run(eval_args *a, const shard_set *merge)
   /* Under MPI every rank scores its share and rank 0 alone writes. */
   const int root = rs__mpi_rank() == 0;
   const double t_start = rs__seconds();
-  const direct_opts dop = {.cmd = "eval", .qrels_path = so->qrels_path, .split = so->split, .threads = (int)threads};
+  const direct_opts dop = {
+      .cmd = "eval", .qrels_path = so->qrels_path, .split = so->split, .threads = (int)threads, .rows_only = 1};
   if ((rc = sweep_input_open_args(&in, a->argv + a->first_input, (size_t)(a->argc - a->first_input), &dop, NULL,
                                   &err)) ||
       (so->n_depths && (rc = sweep_input_add_depths(&in, so->depths, so->n_depths, &err))))

@@ -198,7 +198,8 @@ rs_code sweep_input_open_args(sweep_input *in, char **pos, size_t n_pos, const d
                                 .n_runs = p->n_runs,
                                 .threads = o->threads,
                                 .dropped = dropped,
-                                .no_latency = no_latency};
+                                .no_latency = no_latency,
+                                .rows_only = o->rows_only};
     rc = rs__import_corpus(&cfg, &c, err);
   }
   if (!rc) {

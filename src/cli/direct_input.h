@@ -32,6 +32,7 @@ typedef struct direct_opts {
   const char *queries_path; /* judge, import: a queries file that gives the queries when there are no judgments */
   int threads;              /* reading runs (0: default) */
   int runs_optional;        /* import: judgments alone make a corpus */
+  int rows_only;            /* eval, compare: only the rows are scored, no doc id is needed (rs__import_cfg) */
 } direct_opts;
 
 /* The positionals sorted out: judgments and runs (not a corpus). */

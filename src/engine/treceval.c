@@ -493,8 +493,14 @@ static void eval_ranking(engine *e, thread_state *ts, size_t t, const run_lines 
     note_topic_error(ts, (int32_t)t, q->doc[q->dup[t]], q->doc_len[q->dup[t]]);
     return;
   }
-  if (e->visit) {
-    e->visit(e->visit_ctx, t, L->doc, L->doc_len, L->score, ord, m);
+  if (e->visit) { /* the join below, as places among the topic's judgments */
+    int32_t *place = ts->rel;
+    for (size_t i = 0; i < m; i++) place[i] = -1;
+    for (size_t j = q->first[t], end = j + q->count[t]; j < end; j++) {
+      const size_t s = ranked_slot(ts, L, ord, set_n, rs__hash_bytes(q->doc[j], q->doc_len[j]), q->doc[j], q->doc_len[j]);
+      if (ts->set[s]) place[ts->set[s] - 1] = (int32_t)(j - q->first[t]);
+    }
+    e->visit(e->visit_ctx, (int)(ts - e->ts), t, L->doc, L->doc_len, L->score, ord, place, m);
     return;
   }
   /* The join runs from the judgments into the set of ranked docs built

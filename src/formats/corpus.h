@@ -42,9 +42,16 @@ typedef struct rs__h5file rs__h5file;
 typedef struct rs__run_mem {
   char *path;       /* the text run it was read from, for messages */
   int64_t *off;     /* [n_rows + 1] */
-  int32_t *doc;     /* [off[n_rows]] doc indexes */
-  double *score;    /* [off[n_rows]] */
+  int32_t *doc;     /* [off[n_rows]] doc indexes, or NULL when the rows are apart (row_doc) */
+  double *score;    /* [off[n_rows]], or NULL likewise */
   double *latency;  /* [n_rows] seconds, or NULL */
+  /* Rows kept where the import read them (rows_ranked corpora): row q is
+   * row_doc[q] and row_score[q], off[q + 1] - off[q] of each, in chunks
+   * (owned) that hold them all; rs__run_read gathers a block's rows. */
+  const int32_t **row_doc;
+  const double **row_score;
+  char **chunk;
+  size_t n_chunk;
 } rs__run_mem;
 
 /* One run: where it lives and its layout; its rows are read with rs__run_read. */
@@ -105,6 +112,12 @@ typedef struct rs__corpus {
   int in_memory;
   char **id_blocks;
   size_t n_id_blocks;
+  /* Built in memory with rows_only (import.h): each row is stored in its
+   * ranking order (trec_eval's: ties already broken by docno), and doc
+   * numbers are local to a query: a judged doc is the place of its
+   * judgment among the query's, any other doc of a row is the query's
+   * judgment count plus its rank.  There is no /docs/id (has_docs is 0). */
+  int rows_ranked;
 } rs__corpus;
 
 /* Opens a corpus: checks root attributes, reads ids and qrels, checks the

@@ -22,6 +22,32 @@ rs_code rs__mem_run_read(const rs__run *run, size_t q0, size_t n, rs__block *b, 
   for (size_t i = 0; i <= n; i++) b->off[i] = m->off[q0 + i] - base;
   b->q0 = q0;
   b->n = n;
+  if (m->row_doc) { /* rows apart: gathered into the block's own buffers, as a file's are read into them */
+    const size_t docs = (size_t)b->off[n];
+    if (docs > b->cap_docs) {
+      int32_t *d = rs__realloc(b->doc_buf, rs__mul(docs, sizeof *d));
+      if (!d) return rs__fail(err, RS_NOMEM, "out of memory for a block of %zu docs", docs);
+      b->doc_buf = d;
+      b->cap_docs = docs;
+    }
+    if (rs__mul(docs, sizeof(double)) > b->cap_score_bytes) {
+      void *sc = rs__realloc(b->score_buf, rs__mul(docs, sizeof(double)));
+      if (!sc) return rs__fail(err, RS_NOMEM, "out of memory for a block of %zu scores", docs);
+      b->score_buf = sc;
+      b->cap_score_bytes = docs * sizeof(double);
+    }
+    double *score = b->score_buf;
+    for (size_t i = 0; i < n; i++) {
+      const size_t at = (size_t)b->off[i], len = (size_t)(b->off[i + 1] - b->off[i]);
+      if (!len) continue;
+      memcpy(b->doc_buf + at, m->row_doc[q0 + i], len * sizeof *b->doc_buf);
+      memcpy(score + at, m->row_score[q0 + i], len * sizeof *score);
+    }
+    b->doc = b->doc_buf;
+    b->score32 = NULL;
+    b->score64 = score;
+    return RS_OK;
+  }
   /* The rows are read where they are: nothing to copy, and the block's
    * own buffers stay as they were for a later block of a file run. */
   b->doc = m->doc + base;
@@ -49,6 +75,10 @@ void rs__mem_runset_free(rs__runset *s)
     free(s->mem[i].doc);
     free(s->mem[i].score);
     free(s->mem[i].latency);
+    free(s->mem[i].row_doc);
+    free(s->mem[i].row_score);
+    for (size_t k = 0; k < s->mem[i].n_chunk; k++) free(s->mem[i].chunk[k]);
+    free(s->mem[i].chunk);
   }
   free(s->mem);
   s->mem = NULL;

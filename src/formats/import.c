@@ -362,14 +362,15 @@ failed:
 }
 
 /* TREC qrels at path (shown: the file the user gave, when path is its
- * TREC form). */
-static rs_code judgments_from_qrels(const char *path, const char *shown, int threads, doc_ids *docs, judgments *j,
-                                   rs_error *err)
+ * TREC form).  local (rs__corpus.rows_ranked): a judged doc's number is
+ * its place among its topic's judgments, and no doc id is interned. */
+static rs_code judgments_from_qrels(const char *path, const char *shown, int threads, int local, doc_ids *docs,
+                                   judgments *j, rs_error *err)
 {
   rs__qrels *q = NULL;
   rs_code rc = rs__qrels_read(path, RS_NUMBERS_STRICT, threads, &q, err);
   if (rc) return rc;
-  if (!docs->split && !ids_split(docs, threads, q->doc, q->doc_len, q->n_judged)) { /* the ranges, from judged docs */
+  if (!local && !docs->split && !ids_split(docs, threads, q->doc, q->doc_len, q->n_judged)) { /* the ranges, from judged docs */
     rc = rs__fail(err, RS_NOMEM, "out of memory");
     goto done;
   }
@@ -388,11 +389,14 @@ static rs_code judgments_from_qrels(const char *path, const char *shown, int thr
   for (size_t t = 0, at = 0; t < q->n_topics; t++) { /* the judgments in topic order */
     if (!(j->qid[t] = strdup(q->topic_id[t]))) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
     j->off[t] = (int64_t)at;
-    for (size_t k = q->first[t]; k < q->first[t] + q->count[t]; k++, at++) j->grade[at] = q->grade[k];
+    for (size_t k = q->first[t]; k < q->first[t] + q->count[t]; k++, at++) {
+      j->grade[at] = q->grade[k];
+      if (local) j->doc[at] = (int32_t)(k - q->first[t]);
+    }
   }
   judged_job jj = {.docs = docs, .q = q, .doc = j->doc};
-  rs__parallel_for(docs->n_parts, threads, 1, intern_judged, &jj);
-  for (size_t part = 0; part < docs->n_parts; part++)
+  if (!local) rs__parallel_for(docs->n_parts, threads, 1, intern_judged, &jj);
+  for (size_t part = 0; !local && part < docs->n_parts; part++)
     if (jj.failed[part]) { rc = ids_fail(docs, jj.failed[part], err); goto done; }
   j->off[j->nq] = (int64_t)q->n_judged;
   j->qrels_for_runs = path;
@@ -647,26 +651,97 @@ static void judgments_free(judgments *j)
 /* One topic's ranking, copied out of the run reader. */
 typedef struct {
   size_t n;
-  char *ids;   /* n NUL-terminated doc ids, back to back */
+  char *ids;   /* n NUL-terminated doc ids, back to back; NULL when local */
+  const int32_t *kept_doc;    /* local (rs__corpus.rows_ranked): the n doc numbers, in an arena, else NULL */
+  const double *kept_score;   /* local: the n scores, beside them */
   double *score;
   uint8_t *part; /* [n] each id's part (doc_ids), or NULL when there is one part */
   int oom;
 } topic_ranking;
 
+/* Local rankings are kept where collect writes them: a topic's scores,
+ * then its doc numbers, carved from chunks of huge pages, an arena a
+ * thread.  They become the corpus's rows as they are (rs__run_mem.row_doc):
+ * a malloc a topic and a CSR copy of them all cost 2M allocations and
+ * 1.2 GB more fresh memory at 1M x 100. */
+enum { ARENA_CHUNK = 32 << 20 };
+
+typedef struct {
+  char **chunk;
+  size_t n_chunk, cap_chunk;
+  char *at;
+  size_t left;
+} ranking_arena;
+
+/* bytes (a multiple of 8) from a, or NULL without memory. */
+static void *arena_take(ranking_arena *a, size_t bytes)
+{
+  if (bytes > a->left) {
+    const size_t size = bytes > ARENA_CHUNK ? bytes : ARENA_CHUNK;
+    if (a->n_chunk == a->cap_chunk) {
+      const size_t cap = a->cap_chunk ? 2 * a->cap_chunk : 16;
+      char **c = rs__realloc(a->chunk, rs__mul(cap, sizeof *c));
+      if (!c) return NULL;
+      a->chunk = c;
+      a->cap_chunk = cap;
+    }
+    char *c = rs__malloc_pages(size);
+    if (!c) return NULL;
+    a->chunk[a->n_chunk++] = c;
+    a->at = c;
+    a->left = size;
+  }
+  void *p = a->at;
+  a->at += bytes;
+  a->left -= bytes;
+  return p;
+}
+
+static void arena_free(ranking_arena *a)
+{
+  for (size_t i = 0; i < a->n_chunk; i++) free(a->chunk[i]);
+  free(a->chunk);
+  *a = (ranking_arena){0};
+}
+
 typedef struct {
   topic_ranking *t; /* by qrels topic */
+  const int64_t *local_off; /* local: the judgments' offsets, by topic (rows_are_topics); else NULL */
+  ranking_arena *arena;     /* local: one a thread */
+  int n_arenas;
 } collect_ctx;
 
-static void collect(void *vctx, size_t topic, const char *const *doc, const uint32_t *doc_len, const double *score,
-                    const uint32_t *order, size_t n)
+static void collect(void *vctx, int tid, size_t topic, const char *const *doc, const uint32_t *doc_len,
+                    const double *score, const uint32_t *order, const int32_t *judged, size_t n)
 {
   collect_ctx *c = vctx;
   topic_ranking *tr = &c->t[topic];
   /* A run that interleaves topics is read again whole, and its topics come
-   * again: the last call holds the whole ranking (trecrun.h). */
+   * again: the last call holds the whole ranking (trecrun.h; an arena's
+   * earlier copy stays unused). */
   free(tr->ids);
   free(tr->score);
   *tr = (topic_ranking){0};
+  if (c->local_off) { /* numbers local to the topic (rs__corpus.rows_ranked): no id is kept */
+    const int32_t n_judged = (int32_t)(c->local_off[topic + 1] - c->local_off[topic]);
+    const size_t bytes = rs__mul(n, sizeof(double) + sizeof(int32_t));
+    char *p = tid >= 0 && tid < c->n_arenas && bytes < SIZE_MAX - 8 ? arena_take(&c->arena[tid], (bytes + 7) / 8 * 8) : NULL;
+    if (!p) {
+      tr->oom = 1;
+      return;
+    }
+    double *kept_score = (double *)(void *)p;
+    int32_t *kept_doc = (int32_t *)(void *)(p + n * sizeof(double));
+    for (size_t i = 0; i < n; i++) {
+      kept_doc[i] = judged[i] >= 0 ? judged[i] : n_judged + (int32_t)i;
+      kept_score[i] = score[order[i]];
+    }
+    tr->kept_doc = kept_doc;
+    tr->kept_score = kept_score;
+    tr->n = n;
+    return;
+  }
+  (void)tid;
   size_t bytes = 0;
   for (size_t i = 0; i < n; i++) bytes += doc_len[order[i]] + 1;
   tr->ids = rs__malloc(bytes);
@@ -686,13 +761,18 @@ static void collect(void *vctx, size_t topic, const char *const *doc, const uint
   tr->n = n;
 }
 
-/* A run, by query: doc numbers (provisional) and scores, CSR. */
+/* A run, by query: doc numbers (provisional) and scores, CSR; or, with
+ * local numbers, each row where collect kept it (rs__run_mem.row_doc). */
 typedef struct {
   int64_t *off;
   int32_t *doc;
   double *score;
   size_t k; /* longest ranking */
   double *latency; /* [nq] seconds, or NULL */
+  const int32_t **row_doc; /* local: [nq], NULL for a row the run does not rank */
+  const double **row_score;
+  char **chunk; /* local: the arenas' chunks that hold the rows */
+  size_t n_chunk;
 } run_rows;
 
 static void run_rows_free(run_rows *r)
@@ -701,7 +781,11 @@ static void run_rows_free(run_rows *r)
   free(r->doc);
   free(r->score);
   free(r->latency);
-  r->off = NULL, r->doc = NULL, r->score = NULL, r->latency = NULL;
+  free(r->row_doc);
+  free(r->row_score);
+  for (size_t i = 0; i < r->n_chunk; i++) free(r->chunk[i]);
+  free(r->chunk);
+  *r = (run_rows){0};
 }
 
 /* --- doc ids in strcmp order -------------------------------------------------- */
@@ -817,33 +901,56 @@ failed:
   jb->failed[part] = b.failed;
 }
 
-/* Reads one run, puts its topics in their query rows, interns its doc ids. */
+/* Reads one run, puts its topics in their query rows, interns its doc ids
+ * (local: keeps the rows where collect put them, with no id). */
 static rs_code read_run(const rs__import_cfg *cfg, const rs__import_run *ir, const char *trec_path, const judgments *j,
-                        const size_t *row_of, size_t n_topics, doc_ids *docs, run_rows *out, rs_error *err)
+                        const size_t *row_of, size_t n_topics, int local, doc_ids *docs, run_rows *out, rs_error *err)
 {
-  collect_ctx cc = {0};
-  rs_code rc = RS_OK;
   const int threads = rs__threads(cfg->threads);
-  if (!(cc.t = rs__calloc(n_topics ? n_topics : 1, sizeof *cc.t))) return rs__fail(err, RS_NOMEM, "out of memory");
+  collect_ctx cc = {.local_off = local ? j->off : NULL, .n_arenas = local ? threads : 0};
+  rs_code rc = RS_OK;
+  size_t *len = NULL;
+  memset(out, 0, sizeof *out);
+  if (!(cc.t = rs__calloc(n_topics ? n_topics : 1, sizeof *cc.t)) ||
+      (local && !(cc.arena = rs__calloc((size_t)threads, sizeof *cc.arena)))) {
+    rc = rs__fail(err, RS_NOMEM, "out of memory");
+    goto done;
+  }
   if ((rc = rs__te_rankings(j->qrels_for_runs, trec_path, RS_NUMBERS_STRICT, cfg->threads, collect, &cc, NULL, err)))
     goto done;
-  memset(out, 0, sizeof *out);
   size_t total = 0;
   for (size_t t = 0; t < n_topics; t++) {
     if (cc.t[t].oom) { rc = rs__fail(err, RS_NOMEM, "%s: out of memory", ir->path); goto done; }
     total += cc.t[t].n;
   }
   out->off = rs__calloc(j->nq + 1, sizeof *out->off);
-  out->doc = rs__malloc(rs__mul(total, sizeof *out->doc));
-  out->score = rs__malloc(rs__mul(total, sizeof *out->score));
-  if (!out->off || !out->doc || !out->score) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
-  size_t *len = rs__calloc(j->nq ? j->nq : 1, sizeof *len);
-  if (!len) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+  len = rs__calloc(j->nq ? j->nq : 1, sizeof *len);
+  if (!out->off || !len) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
   for (size_t t = 0; t < n_topics; t++) len[row_of[t]] = cc.t[t].n;
   for (size_t i = 0; i < j->nq; i++) {
     out->off[i + 1] = out->off[i] + (int64_t)len[i];
     if (len[i] > out->k) out->k = len[i];
   }
+  if (local) { /* the rows stay in the arenas, which the run takes */
+    out->row_doc = rs__calloc(j->nq ? j->nq : 1, sizeof *out->row_doc);
+    out->row_score = rs__calloc(j->nq ? j->nq : 1, sizeof *out->row_score);
+    size_t n_chunk = 0;
+    for (int a = 0; a < threads; a++) n_chunk += cc.arena[a].n_chunk;
+    out->chunk = rs__malloc(rs__mul(n_chunk ? n_chunk : 1, sizeof *out->chunk));
+    if (!out->row_doc || !out->row_score || !out->chunk) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+    for (int a = 0; a < threads; a++) {
+      for (size_t k = 0; k < cc.arena[a].n_chunk; k++) out->chunk[out->n_chunk++] = cc.arena[a].chunk[k];
+      cc.arena[a].n_chunk = 0;
+    }
+    for (size_t t = 0; t < n_topics; t++) {
+      out->row_doc[row_of[t]] = cc.t[t].kept_doc;
+      out->row_score[row_of[t]] = cc.t[t].kept_score;
+    }
+    goto done;
+  }
+  out->doc = rs__malloc(rs__mul(total, sizeof *out->doc));
+  out->score = rs__malloc(rs__mul(total, sizeof *out->score));
+  if (!out->doc || !out->score) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
   if (!docs->split) { /* no judged docs: the ranges from the top doc of topics evenly spaced */
     const char *first[ID_SAMPLE];
     size_t m = 0;
@@ -860,14 +967,16 @@ static rs_code read_run(const rs__import_cfg *cfg, const rs__import_run *ir, con
   rs__parallel_for(docs->n_parts, threads, 1, intern_part, &job);
   for (size_t part = 0; part < docs->n_parts && !rc; part++)
     if (job.failed[part]) rc = ids_fail(docs, job.failed[part], err);
-  free(len);
 done:
+  free(len);
   for (size_t t = 0; cc.t && t < n_topics; t++) {
     free(cc.t[t].ids);
     free(cc.t[t].score);
     free(cc.t[t].part);
   }
   free(cc.t);
+  for (int a = 0; cc.arena && a < threads; a++) arena_free(&cc.arena[a]);
+  free(cc.arena);
   if (rc) run_rows_free(out);
   return rc;
 }
@@ -888,7 +997,7 @@ static void add_run_formats(rs_error *err, const rs__detected *d)
  * *no_latency (the run's latencies lack that many corpus queries, so none
  * is stored). */
 static rs_code read_any_run(const rs__import_cfg *cfg, size_t i, const judgments *j, const size_t *row_of,
-                            size_t n_topics, int unjudged, doc_ids *docs, run_rows *out, size_t *dropped,
+                            size_t n_topics, int unjudged, int local, doc_ids *docs, run_rows *out, size_t *dropped,
                             size_t *no_latency, rs_error *err)
 {
   const rs__import_run *ir = &cfg->runs[i];
@@ -921,7 +1030,7 @@ static rs_code read_any_run(const rs__import_cfg *cfg, size_t i, const judgments
     /* fall through */
   default: rc = rs__detect_fail(err, ir->path, &d, "run", RS_INPUT_FORMATS_RUNS); goto done;
   }
-  if ((rc = read_run(cfg, ir, trec, j, row_of, n_topics, docs, out, err))) {
+  if ((rc = read_run(cfg, ir, trec, j, row_of, n_topics, local, docs, out, err))) {
     if (t.path[0] && err && strncmp(err->msg, ir->path, strlen(ir->path)) != 0) {
       char more[sizeof err->msg];
       snprintf(more, sizeof more, "%s: %s", ir->path, err->msg);
@@ -1037,6 +1146,7 @@ typedef struct {
   rs__texts *qtexts, *dtexts;
   const char **qtext;  /* [j.nq] from queries_path, or NULL (views into qtexts) */
   const char **dtext;  /* [n_docs] from docs_path, or NULL (views into dtexts) */
+  int local;           /* doc numbers local to each query (rs__corpus.rows_ranked): no doc ids */
 } parsed;
 
 static void parsed_free(parsed *p)
@@ -1099,10 +1209,29 @@ static void remap_docs(const number_job *nj, int32_t *doc, size_t n, int threads
   rs__parallel_for((n + REMAP_PIECE - 1) / REMAP_PIECE, threads, 1, remap_piece, &rj);
 }
 
+/* Doc numbers in strcmp order of the ids, in the judgments and the runs:
+ * each part sorted on its own, after the parts before it. */
+static rs_code number_docs(const rs__import_cfg *cfg, parsed *p, int threads, rs_error *err)
+{
+  doc_ids *docs = &p->docs;
+  judgments *j = &p->j;
+  p->n_docs = ids_count(docs);
+  if (p->n_docs > INT32_MAX) return rs__fail(err, RS_UNSUPPORTED, "more than 2^31 - 1 distinct doc ids");
+  p->sorted = rs__malloc(rs__mul(p->n_docs ? p->n_docs : 1, sizeof *p->sorted));
+  if (!p->sorted) return rs__fail(err, RS_NOMEM, "out of memory");
+  number_job nj = {.docs = docs, .sorted = p->sorted};
+  for (size_t part = 1; part < docs->n_parts; part++) nj.base[part] = nj.base[part - 1] + docs->part[part - 1].n;
+  rs__parallel_for(docs->n_parts, threads, 1, number_part, &nj);
+  remap_docs(&nj, j->doc, (size_t)j->off[j->nq], threads);
+  for (size_t i = 0; i < cfg->n_runs; i++) remap_docs(&nj, p->runs[i].doc, (size_t)p->runs[i].off[j->nq], threads);
+  return RS_OK;
+}
+
 /* Reads the judgments, the runs and the texts of cfg into p (see import.h
  * for what is kept and in which order); p is freed by parsed_free, also
- * after an error. */
-static rs_code import_parse(const rs__import_cfg *cfg, parsed *p, rs_error *err)
+ * after an error.  rows_only: numbers local to each query when the
+ * judgments allow (TREC or BEIR qrels, read against themselves). */
+static rs_code import_parse(const rs__import_cfg *cfg, int rows_only, parsed *p, rs_error *err)
 {
   memset(p, 0, sizeof *p);
   p->j.tmp_qrels = (tmp_text)TMP_TEXT_NONE;
@@ -1147,12 +1276,14 @@ static rs_code import_parse(const rs__import_cfg *cfg, parsed *p, rs_error *err)
       if (fclose(f) != 0 && !rc)
         rc = rs__fail(err, RS_IO, "%s: cannot write its TREC form to %s: %s", cfg->qrels_path, j->tmp_qrels.path,
                       strerror(errno));
-      if (!rc) rc = judgments_from_qrels(j->tmp_qrels.path, cfg->qrels_path, threads, docs, j, err);
+      p->local = rows_only && !cfg->docs_path;
+      if (!rc) rc = judgments_from_qrels(j->tmp_qrels.path, cfg->qrels_path, threads, p->local, docs, j, err);
     } else if (d.kind == RS_INPUT_JSON_EVALSET) {
       json_path = cfg->qrels_path;
       rc = judgments_from_json(json_path, cfg->n_runs > 0, threads, docs, j, err);
     } else if (d.kind == RS_INPUT_TREC_QRELS || (d.kind == RS_INPUT_UNKNOWN && d.text)) {
-      rc = judgments_from_qrels(cfg->qrels_path, cfg->qrels_path, threads, docs, j, err);
+      p->local = rows_only && !cfg->docs_path;
+      rc = judgments_from_qrels(cfg->qrels_path, cfg->qrels_path, threads, p->local, docs, j, err);
     } else {
       rc = rs__detect_fail(err, cfg->qrels_path, &d, "qrels file", RS_INPUT_FORMATS_JUDGMENTS);
     }
@@ -1162,23 +1293,12 @@ static rs_code import_parse(const rs__import_cfg *cfg, parsed *p, rs_error *err)
   if (cfg->n_runs && (rc = map_topics(j, threads, &row_of, &n_topics, err))) goto done;
   for (size_t i = 0; i < cfg->n_runs && !rc; i++) {
     size_t dropped = 0, no_latency = 0;
-    rc = read_any_run(cfg, i, j, row_of, n_topics, unjudged, docs, &p->runs[i], &dropped, &no_latency, err);
+    rc = read_any_run(cfg, i, j, row_of, n_topics, unjudged, p->local, docs, &p->runs[i], &dropped, &no_latency, err);
     if (cfg->dropped) cfg->dropped[i] = dropped;
     if (cfg->no_latency) cfg->no_latency[i] = no_latency;
   }
   if (rc) goto done;
-  p->n_docs = ids_count(docs);
-  if (p->n_docs > INT32_MAX) { rc = rs__fail(err, RS_UNSUPPORTED, "more than 2^31 - 1 distinct doc ids"); goto done; }
-
-  /* Doc numbers in strcmp order of the ids, in the judgments and the runs:
-   * each part sorted on its own, after the parts before it. */
-  p->sorted = rs__malloc(rs__mul(p->n_docs ? p->n_docs : 1, sizeof *p->sorted));
-  if (!p->sorted) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
-  number_job nj = {.docs = docs, .sorted = p->sorted};
-  for (size_t part = 1; part < docs->n_parts; part++) nj.base[part] = nj.base[part - 1] + docs->part[part - 1].n;
-  rs__parallel_for(docs->n_parts, threads, 1, number_part, &nj);
-  remap_docs(&nj, j->doc, (size_t)j->off[j->nq], threads);
-  for (size_t i = 0; i < cfg->n_runs; i++) remap_docs(&nj, p->runs[i].doc, (size_t)p->runs[i].off[j->nq], threads);
+  if (!p->local && (rc = number_docs(cfg, p, threads, err))) goto done; /* local numbers are final */
   if (p->qtexts && (rc = texts_for(p->qtexts, "query", (const char *const *)j->qid, j->nq, &p->qtext, err))) goto done;
   if (cfg->docs_path && !(rc = rs__texts_load(cfg->docs_path, &p->dtexts, err)))
     rc = texts_for(p->dtexts, "doc", p->sorted, p->n_docs, &p->dtext, err);
@@ -1193,7 +1313,7 @@ rs_code rs__import(const rs__import_cfg *cfg, const char *out_path, rs_error *er
 {
   parsed p;
   rs__h5w *w = NULL;
-  rs_code rc = import_parse(cfg, &p, err);
+  rs_code rc = import_parse(cfg, 0, &p, err);
   const judgments *j = &p.j;
   if (rc) goto done;
   if ((rc = rs__h5w_create(out_path, 1, &w, err))) goto done;
@@ -1266,7 +1386,7 @@ rs_code rs__import_corpus(const rs__import_cfg *cfg, rs__corpus **out, rs_error 
 {
   parsed p;
   rs__corpus *c = NULL;
-  rs_code rc = import_parse(cfg, &p, err);
+  rs_code rc = import_parse(cfg, cfg->rows_only, &p, err);
   judgments *j = &p.j;
   if (rc) goto done;
   const char *source = cfg->qrels_path ? cfg->qrels_path : cfg->json_path ? cfg->json_path : cfg->queries_path;
@@ -1287,7 +1407,8 @@ rs_code rs__import_corpus(const rs__import_cfg *cfg, rs__corpus **out, rs_error 
   }
   /* The doc ids stay where the parts' interners put them: the corpus takes
    * their blocks, and the sorted views become its /docs/id. */
-  c->has_docs = 1;
+  c->has_docs = !p.local;
+  c->rows_ranked = p.local;
   c->nd = p.n_docs;
   /* Distinct and sorted by construction (sort_doc_ids): said, so that the
    * sweep breaks ties on doc numbers without first walking every id with
@@ -1339,7 +1460,8 @@ rs_code rs__import_corpus(const rs__import_cfg *cfg, rs__corpus **out, rs_error 
     r->k = r->csr ? 0 : rr->k;
     r->n_docs = r->csr ? (uint64_t)rr->off[j->nq] : 0;
     m->off = rr->off, m->doc = rr->doc, m->score = rr->score, m->latency = rr->latency;
-    rr->off = NULL, rr->doc = NULL, rr->score = NULL, rr->latency = NULL;
+    m->row_doc = rr->row_doc, m->row_score = rr->row_score, m->chunk = rr->chunk, m->n_chunk = rr->n_chunk;
+    *rr = (run_rows){0};
     if (!(m->path = strdup(cfg->runs[i].path)) || !(r->name = strdup(cfg->runs[i].name))) {
       rc = rs__fail(err, RS_NOMEM, "out of memory");
       break;

@@ -4,7 +4,8 @@
  * (evalset.h).  Queries are written in trec_eval's order (strcmp of the
  * ids), so sums over queries run in the order trec_eval sums them and the
  * corpus evaluates to trec_eval's bits.  Doc ids (from the qrels and every
- * run) are interned and written in strcmp order to /docs/id.  Each run's
+ * run) are interned and written in strcmp order to /docs/id (but with
+ * rs__import_cfg.rows_only, below).  Each run's
  * ranking of a judged query is stored in trec_eval's order (score
  * descending, ties by docno descending) with its float64 scores; topics the
  * qrels do not judge are dropped, as trec_eval ignores them.  Runs are
@@ -55,6 +56,11 @@ typedef struct rs__import_cfg {
    * the number of corpus queries it gives none for (it does not name
    * them); the latencies are then not stored.  0 otherwise. */
   size_t *no_latency;
+  /* rs__import_corpus only, for callers that only score the rows (eval,
+   * compare): doc numbers need only tell a query's docs apart, so with
+   * TREC or BEIR qrels no doc id is interned (the corpus has no /docs/id,
+   * see rs__corpus.rows_ranked).  Ignored with other judgments. */
+  int rows_only;
 } rs__import_cfg;
 
 /* Writes the corpus to out_path (under a temporary name, renamed when

@@ -22,12 +22,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
   return 0;
 }
 
-static void count_ranking(void *ctx, size_t topic, const char *const *doc, const uint32_t *doc_len,
-                          const double *score, const uint32_t *order, size_t n)
+static void count_ranking(void *ctx, int tid, size_t topic, const char *const *doc, const uint32_t *doc_len,
+                          const double *score, const uint32_t *order, const int32_t *judged, size_t n)
 {
   (void)topic, (void)doc, (void)doc_len;
-  for (size_t i = 0; i < n; i++)
+  if (tid != 0) abort(); /* one thread */
+  for (size_t i = 0; i < n; i++) {
     if (score[order[i]] != score[order[i]]) abort(); /* strict reading lets no NaN through */
+    if (judged[i] < -1) abort();
+  }
   __atomic_add_fetch((size_t *)ctx, n, __ATOMIC_RELAXED);
 }
 
