@@ -32,7 +32,8 @@
 enum { DEFAULT_BLOCK = 8 << 20, MAPPED_BLOCK = 32 << 20, SLICES_PER_THREAD = 16 };
 
 struct rs_te_result {
-  rs__qrels *qrels;
+  const rs__qrels *qrels; /* own_qrels, or the caller's (rs__te_rankings_of) */
+  rs__qrels *own_qrels;
   size_t n_topics, n_values, relstring_stride;
   double *values;   /* [n_topics * n_values] */
   char *relstrings; /* [n_topics * relstring_stride] */
@@ -1053,8 +1054,9 @@ static size_t max_levels_of(const rs__qrels *q)
   return range > distinct ? range : distinct;
 }
 
-static rs_code evaluate(const rs_te_config *cfg, rs__numbers numbers, const char *qrels_path, const char *run_path,
-                        rs__ranking_fn visit, void *visit_ctx, rs_te_result **out, rs_error *err)
+/* qrels: read from qrels_path, unless given (then qrels_path is unused). */
+static rs_code evaluate(const rs_te_config *cfg, rs__numbers numbers, const char *qrels_path, const rs__qrels *given,
+                        const char *run_path, rs__ranking_fn visit, void *visit_ctx, rs_te_result **out, rs_error *err)
 {
   rs_code rc = RS_OK;
   const rs_plan *plan = &cfg->plan;
@@ -1063,8 +1065,8 @@ static rs_code evaluate(const rs_te_config *cfg, rs__numbers numbers, const char
   char *tag = NULL;
   const char *run_name = strcmp(run_path, "-") == 0 ? "<stdin>" : run_path;
   if (!res) return rs__fail(err, RS_NOMEM, "out of memory");
-  if ((rc = rs__qrels_read(qrels_path, numbers, e.threads, &res->qrels, err))) goto done;
-  const rs__qrels *q = e.q = res->qrels;
+  if (!given && (rc = rs__qrels_read(qrels_path, numbers, e.threads, &res->own_qrels, err))) goto done;
+  const rs__qrels *q = e.q = res->qrels = given ? given : res->own_qrels;
   e.res = res;
   e.max_levels = max_levels_of(q);
   res->n_topics = q->n_topics;
@@ -1187,17 +1189,17 @@ done:
 rs_code rs_te_evaluate(const rs_te_config *cfg, const char *qrels_path, const char *run_path, rs_te_result **out,
                        rs_error *err)
 {
-  return evaluate(cfg, RS_NUMBERS_AS_TREC_EVAL, qrels_path, run_path, NULL, NULL, out, err);
+  return evaluate(cfg, RS_NUMBERS_AS_TREC_EVAL, qrels_path, NULL, run_path, NULL, NULL, out, err);
 }
 
-rs_code rs__te_rankings(const char *qrels_path, const char *run_path, rs__numbers numbers, int threads,
-                        rs__ranking_fn fn, void *ctx, char **runid, rs_error *err)
+static rs_code rankings(const char *qrels_path, const rs__qrels *q, const char *run_path, rs__numbers numbers,
+                        int threads, rs__ranking_fn fn, void *ctx, char **runid, rs_error *err)
 {
   rs_te_config cfg = {.complete = 1, .threads = threads};
   rs_te_result *res = NULL;
   rs_plan_init(&cfg.plan);
   rs_code rc = rs_plan_finish(&cfg.plan, 0, err);
-  if (!rc) rc = evaluate(&cfg, numbers, qrels_path, run_path, fn, ctx, &res, err);
+  if (!rc) rc = evaluate(&cfg, numbers, qrels_path, q, run_path, fn, ctx, &res, err);
   if (!rc) rc = rs_te_status(res, err);
   if (!rc && runid) {
     *runid = res->runid;
@@ -1206,6 +1208,18 @@ rs_code rs__te_rankings(const char *qrels_path, const char *run_path, rs__number
   rs_te_result_free(res);
   rs_plan_free(&cfg.plan);
   return rc;
+}
+
+rs_code rs__te_rankings(const char *qrels_path, const char *run_path, rs__numbers numbers, int threads,
+                        rs__ranking_fn fn, void *ctx, char **runid, rs_error *err)
+{
+  return rankings(qrels_path, NULL, run_path, numbers, threads, fn, ctx, runid, err);
+}
+
+rs_code rs__te_rankings_of(const rs__qrels *q, const char *run_path, rs__numbers numbers, int threads,
+                           rs__ranking_fn fn, void *ctx, char **runid, rs_error *err)
+{
+  return rankings(NULL, q, run_path, numbers, threads, fn, ctx, runid, err);
 }
 
 rs_code rs_te_status(const rs_te_result *r, rs_error *err)
@@ -1224,7 +1238,7 @@ const char *rs_te_runid(const rs_te_result *r) { return r->runid; }
 void rs_te_result_free(rs_te_result *r)
 {
   if (!r) return;
-  rs__qrels_free(r->qrels);
+  rs__qrels_free(r->own_qrels);
   free(r->values);
   free(r->relstrings);
   free(r->present);

@@ -333,6 +333,7 @@ typedef struct {
   int32_t *grade;
   const char *qrels_for_runs; /* qrels file the runs are read against */
   int rows_are_topics;        /* it is the file the judgments were read from: its topic t is query row t */
+  rs__qrels *q;               /* that file as read, kept for the runs' reading (not read again), or NULL */
   tmp_text tmp_qrels;         /* a qrels file written for the runs (or from BEIR qrels), removed at the end */
 } judgments;
 
@@ -401,6 +402,8 @@ static rs_code judgments_from_qrels(const char *path, const char *shown, int thr
   j->off[j->nq] = (int64_t)q->n_judged;
   j->qrels_for_runs = path;
   j->rows_are_topics = 1;
+  j->q = q;
+  q = NULL;
 done:
   rs__qrels_free(q);
   return rc;
@@ -643,6 +646,7 @@ static void judgments_free(judgments *j)
   free(j->off);
   free(j->doc);
   free(j->grade);
+  rs__qrels_free(j->q);
   tmp_remove(&j->tmp_qrels);
 }
 
@@ -916,8 +920,9 @@ static rs_code read_run(const rs__import_cfg *cfg, const rs__import_run *ir, con
     rc = rs__fail(err, RS_NOMEM, "out of memory");
     goto done;
   }
-  if ((rc = rs__te_rankings(j->qrels_for_runs, trec_path, RS_NUMBERS_STRICT, cfg->threads, collect, &cc, NULL, err)))
-    goto done;
+  rc = j->q ? rs__te_rankings_of(j->q, trec_path, RS_NUMBERS_STRICT, cfg->threads, collect, &cc, NULL, err)
+            : rs__te_rankings(j->qrels_for_runs, trec_path, RS_NUMBERS_STRICT, cfg->threads, collect, &cc, NULL, err);
+  if (rc) goto done;
   size_t total = 0;
   for (size_t t = 0; t < n_topics; t++) {
     if (cc.t[t].oom) { rc = rs__fail(err, RS_NOMEM, "%s: out of memory", ir->path); goto done; }
@@ -1297,6 +1302,8 @@ static rs_code import_parse(const rs__import_cfg *cfg, int rows_only, parsed *p,
     if (cfg->dropped) cfg->dropped[i] = dropped;
     if (cfg->no_latency) cfg->no_latency[i] = no_latency;
   }
+  rs__qrels_free(j->q); /* (before the doc ids' sort takes its memory) */
+  j->q = NULL;
   if (rc) goto done;
   if (!p->local && (rc = number_docs(cfg, p, threads, err))) goto done; /* local numbers are final */
   if (p->qtexts && (rc = texts_for(p->qtexts, "query", (const char *const *)j->qid, j->nq, &p->qtext, err))) goto done;

@@ -37,4 +37,10 @@ typedef void (*rs__ranking_fn)(void *ctx, int tid, size_t topic, const char *con
 rs_code rs__te_rankings(const char *qrels_path, const char *run_path, rs__numbers numbers, int threads,
                         rs__ranking_fn fn, void *ctx, char **runid, rs_error *err);
 
+/* The same against qrels already read (rs__qrels_read with the same
+ * numbers), so that a caller that read them for itself does not read the
+ * file twice (1M topics, 5.7M judgments: about a second). */
+rs_code rs__te_rankings_of(const rs__qrels *q, const char *run_path, rs__numbers numbers, int threads,
+                           rs__ranking_fn fn, void *ctx, char **runid, rs_error *err);
+
 #endif
