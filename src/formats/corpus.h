@@ -46,10 +46,10 @@ typedef struct rs__run_mem {
   double *score;    /* [off[n_rows]], or NULL likewise */
   double *latency;  /* [n_rows] seconds, or NULL */
   /* Rows kept where the import read them (rows_ranked corpora): row q is
-   * row_doc[q] and row_score[q], off[q + 1] - off[q] of each, in chunks
-   * (owned) that hold them all; rs__run_read gathers a block's rows. */
+   * row_doc[q], off[q + 1] - off[q] docs, in chunks (owned) that hold
+   * them all; rs__run_read gathers a block's rows.  Such runs keep no
+   * scores (rs__run.has_score 0): the rows are ranked already. */
   const int32_t **row_doc;
-  const double **row_score;
   char **chunk;
   size_t n_chunk;
 } rs__run_mem;
@@ -116,7 +116,8 @@ typedef struct rs__corpus {
    * ranking order (trec_eval's: ties already broken by docno), and doc
    * numbers are local to a query: a judged doc is the place of its
    * judgment among the query's, any other doc of a row is the query's
-   * judgment count plus its rank.  There is no /docs/id (has_docs is 0). */
+   * judgment count plus its rank.  There is no /docs/id (has_docs is 0),
+   * and the runs keep no scores: the metrics read ranks and grades only. */
   int rows_ranked;
 } rs__corpus;
 

@@ -30,22 +30,13 @@ rs_code rs__mem_run_read(const rs__run *run, size_t q0, size_t n, rs__block *b, 
       b->doc_buf = d;
       b->cap_docs = docs;
     }
-    if (rs__mul(docs, sizeof(double)) > b->cap_score_bytes) {
-      void *sc = rs__realloc(b->score_buf, rs__mul(docs, sizeof(double)));
-      if (!sc) return rs__fail(err, RS_NOMEM, "out of memory for a block of %zu scores", docs);
-      b->score_buf = sc;
-      b->cap_score_bytes = docs * sizeof(double);
-    }
-    double *score = b->score_buf;
     for (size_t i = 0; i < n; i++) {
       const size_t at = (size_t)b->off[i], len = (size_t)(b->off[i + 1] - b->off[i]);
-      if (!len) continue;
-      memcpy(b->doc_buf + at, m->row_doc[q0 + i], len * sizeof *b->doc_buf);
-      memcpy(score + at, m->row_score[q0 + i], len * sizeof *score);
+      if (len) memcpy(b->doc_buf + at, m->row_doc[q0 + i], len * sizeof *b->doc_buf);
     }
     b->doc = b->doc_buf;
     b->score32 = NULL;
-    b->score64 = score;
+    b->score64 = NULL; /* such runs keep no scores (has_score 0) */
     return RS_OK;
   }
   /* The rows are read where they are: nothing to copy, and the block's
@@ -76,7 +67,6 @@ void rs__mem_runset_free(rs__runset *s)
     free(s->mem[i].score);
     free(s->mem[i].latency);
     free(s->mem[i].row_doc);
-    free(s->mem[i].row_score);
     for (size_t k = 0; k < s->mem[i].n_chunk; k++) free(s->mem[i].chunk[k]);
     free(s->mem[i].chunk);
   }

@@ -657,17 +657,17 @@ typedef struct {
   size_t n;
   char *ids;   /* n NUL-terminated doc ids, back to back; NULL when local */
   const int32_t *kept_doc;    /* local (rs__corpus.rows_ranked): the n doc numbers, in an arena, else NULL */
-  const double *kept_score;   /* local: the n scores, beside them */
   double *score;
   uint8_t *part; /* [n] each id's part (doc_ids), or NULL when there is one part */
   int oom;
 } topic_ranking;
 
-/* Local rankings are kept where collect writes them: a topic's scores,
- * then its doc numbers, carved from chunks of huge pages, an arena a
- * thread.  They become the corpus's rows as they are (rs__run_mem.row_doc):
- * a malloc a topic and a CSR copy of them all cost 2M allocations and
- * 1.2 GB more fresh memory at 1M x 100. */
+/* Local rankings are kept where collect writes them: a topic's doc
+ * numbers (no scores: the rows are ranked already), carved from chunks of
+ * huge pages, an arena a thread.  They become the corpus's rows as they
+ * are (rs__run_mem.row_doc): a malloc a topic and a CSR copy of them all
+ * cost 2M allocations and 1.2 GB more fresh memory at 1M x 100, and the
+ * scores 0.8 GB more. */
 enum { ARENA_CHUNK = 32 << 20 };
 
 typedef struct {
@@ -728,20 +728,15 @@ static void collect(void *vctx, int tid, size_t topic, const char *const *doc, c
   *tr = (topic_ranking){0};
   if (c->local_off) { /* numbers local to the topic (rs__corpus.rows_ranked): no id is kept */
     const int32_t n_judged = (int32_t)(c->local_off[topic + 1] - c->local_off[topic]);
-    const size_t bytes = rs__mul(n, sizeof(double) + sizeof(int32_t));
-    char *p = tid >= 0 && tid < c->n_arenas && bytes < SIZE_MAX - 8 ? arena_take(&c->arena[tid], (bytes + 7) / 8 * 8) : NULL;
-    if (!p) {
+    const size_t bytes = rs__mul(n, sizeof(int32_t));
+    int32_t *kept_doc =
+        tid >= 0 && tid < c->n_arenas && bytes < SIZE_MAX - 8 ? arena_take(&c->arena[tid], (bytes + 7) / 8 * 8) : NULL;
+    if (!kept_doc) {
       tr->oom = 1;
       return;
     }
-    double *kept_score = (double *)(void *)p;
-    int32_t *kept_doc = (int32_t *)(void *)(p + n * sizeof(double));
-    for (size_t i = 0; i < n; i++) {
-      kept_doc[i] = judged[i] >= 0 ? judged[i] : n_judged + (int32_t)i;
-      kept_score[i] = score[order[i]];
-    }
+    for (size_t i = 0; i < n; i++) kept_doc[i] = judged[i] >= 0 ? judged[i] : n_judged + (int32_t)i;
     tr->kept_doc = kept_doc;
-    tr->kept_score = kept_score;
     tr->n = n;
     return;
   }
@@ -774,7 +769,6 @@ typedef struct {
   size_t k; /* longest ranking */
   double *latency; /* [nq] seconds, or NULL */
   const int32_t **row_doc; /* local: [nq], NULL for a row the run does not rank */
-  const double **row_score;
   char **chunk; /* local: the arenas' chunks that hold the rows */
   size_t n_chunk;
 } run_rows;
@@ -786,7 +780,6 @@ static void run_rows_free(run_rows *r)
   free(r->score);
   free(r->latency);
   free(r->row_doc);
-  free(r->row_score);
   for (size_t i = 0; i < r->n_chunk; i++) free(r->chunk[i]);
   free(r->chunk);
   *r = (run_rows){0};
@@ -938,18 +931,16 @@ static rs_code read_run(const rs__import_cfg *cfg, const rs__import_run *ir, con
   }
   if (local) { /* the rows stay in the arenas, which the run takes */
     out->row_doc = rs__calloc(j->nq ? j->nq : 1, sizeof *out->row_doc);
-    out->row_score = rs__calloc(j->nq ? j->nq : 1, sizeof *out->row_score);
     size_t n_chunk = 0;
     for (int a = 0; a < threads; a++) n_chunk += cc.arena[a].n_chunk;
     out->chunk = rs__malloc(rs__mul(n_chunk ? n_chunk : 1, sizeof *out->chunk));
-    if (!out->row_doc || !out->row_score || !out->chunk) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
+    if (!out->row_doc || !out->chunk) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
     for (int a = 0; a < threads; a++) {
       for (size_t k = 0; k < cc.arena[a].n_chunk; k++) out->chunk[out->n_chunk++] = cc.arena[a].chunk[k];
       cc.arena[a].n_chunk = 0;
     }
     for (size_t t = 0; t < n_topics; t++) {
       out->row_doc[row_of[t]] = cc.t[t].kept_doc;
-      out->row_score[row_of[t]] = cc.t[t].kept_score;
     }
     goto done;
   }
@@ -1467,7 +1458,7 @@ rs_code rs__import_corpus(const rs__import_cfg *cfg, rs__corpus **out, rs_error 
     r->k = r->csr ? 0 : rr->k;
     r->n_docs = r->csr ? (uint64_t)rr->off[j->nq] : 0;
     m->off = rr->off, m->doc = rr->doc, m->score = rr->score, m->latency = rr->latency;
-    m->row_doc = rr->row_doc, m->row_score = rr->row_score, m->chunk = rr->chunk, m->n_chunk = rr->n_chunk;
+    m->row_doc = rr->row_doc, m->chunk = rr->chunk, m->n_chunk = rr->n_chunk;
     *rr = (run_rows){0};
     if (!(m->path = strdup(cfg->runs[i].path)) || !(r->name = strdup(cfg->runs[i].name))) {
       rc = rs__fail(err, RS_NOMEM, "out of memory");
@@ -1477,7 +1468,7 @@ rs_code rs__import_corpus(const rs__import_cfg *cfg, rs__corpus **out, rs_error 
     r->path = m->path;
     r->mem = m;
     r->n_rows = j->nq;
-    r->has_score = 1;
+    r->has_score = !p.local; /* local rows are ranked already (rs__corpus.rows_ranked) */
     r->has_latency = m->latency != NULL;
   }
   free(order);
