@@ -212,7 +212,8 @@ asan: deps
 # by bench/peer.sh from BENCH_TREC_EVAL_SRC or a git clone).  Every figure
 # is checked (reference values, identical bytes at every thread count and
 # to the peer) and appended to bench/results/*.csv (ratios.csv: the ratios
-# and the targets of issue 18) with machine, date and load.
+# and the targets of issue 18) with machine, date and load.  Last, `eval`
+# of the same text files beside the trec_eval drop-in (bench/direct.sh).
 # BENCH_WORK: where generated inputs are kept (default bench/work).
 # BENCH_QUICK=1: small workloads only (a minute, for a smoke test).
 BENCH_QUICK ?=
@@ -221,6 +222,7 @@ bench: deps
 	build-bench/bench_core $(if $(BENCH_QUICK),--quick)
 	BENCH_SWEEPS="$(if $(BENCH_QUICK),nq,1M 100x100k 10kx1000 nq)" bench/sweep.sh build-bench
 	bench/run.sh build-bench "$(if $(BENCH_QUICK),10000,10000 100000 1000000)"
+	bench/direct.sh build-bench "$(if $(BENCH_QUICK),10000,10000 100000 1000000)"
 	@$(MAKE) --no-print-directory BUILD=build-bench OPT="-O3 -g -DNDEBUG" build-bench/bench_llm build-bench/llm_server && build-bench/bench_llm $(if $(BENCH_QUICK),--quick)
 
 # Fuzzing: one libFuzzer target per parser (tests/fuzz/fuzz_*.c), built by
