@@ -116,7 +116,7 @@ Test(reject, line_number_across_blocks)
   const char *r = th_write_temp(1, "run.txt", run);
   char *argv[] = {(char *)th_bin(), "trec_eval", (char *)q, (char *)r, NULL};
   for (int copied = 0; copied < 2; copied++) { /* mapped, then read(2) */
-    char *env[] = {"RAGSWEEP_BLOCK_BYTES=4096", copied ? "RAGSWEEP_NO_MAP=1" : NULL, NULL};
+    char *env[] = {"RAGSWEEP_BLOCK_BYTES=4096", copied ? NULL : "RAGSWEEP_MAP_RUN=1", NULL};
     th_result res = th_run(NULL, argv, env, NULL);
     cr_expect_eq(res.status, 2);
     cr_expect(strstr(res.err, "run.txt:5001: malformed run line"), "%s stderr: %s", copied ? "read" : "mapped",
@@ -196,9 +196,9 @@ Test(cli, mapped_run_ending_on_a_page_boundary)
   const char *r_nl = th_write_temp(2, "run_nl.txt", run);
   char *argv[] = {(char *)th_bin(), "trec_eval", (char *)q, (char *)r, NULL};
   char *argv_nl[] = {(char *)th_bin(), "trec_eval", (char *)q, (char *)r_nl, NULL};
-  char *read_env[] = {"RAGSWEEP_NO_MAP=1", NULL};
+  char *map_env[] = {"RAGSWEEP_MAP_RUN=1", NULL};
   int st = 0, st_nl = 0;
-  char *out = run_capture(argv, NULL, NULL, &st), *out_nl = run_capture(argv_nl, read_env, NULL, &st_nl);
+  char *out = run_capture(argv, map_env, NULL, &st), *out_nl = run_capture(argv_nl, NULL, NULL, &st_nl);
   cr_expect_eq(st, 0);
   cr_expect_eq(st_nl, 0);
   char want[64];
@@ -257,12 +257,12 @@ Test(variants, gzip_stdin_interleaved_and_small_blocks_agree)
 
   /* tiny read blocks: every topic crosses block boundaries, in windows of
    * the mapped run and in blocks read with read(2) */
-  char *env[] = {"RAGSWEEP_BLOCK_BYTES=1000", NULL};
+  char *env[] = {"RAGSWEEP_BLOCK_BYTES=1000", "RAGSWEEP_MAP_RUN=1", NULL};
   got = all_trec(qrels, run, env, &st);
   cr_expect_eq(st, 0);
   cr_expect_str_eq(got, ref, "1000-byte blocks differ");
   free(got);
-  char *read_env[] = {"RAGSWEEP_BLOCK_BYTES=1000", "RAGSWEEP_NO_MAP=1", NULL};
+  char *read_env[] = {"RAGSWEEP_BLOCK_BYTES=1000", NULL};
   got = all_trec(qrels, run, read_env, &st);
   cr_expect_eq(st, 0);
   cr_expect_str_eq(got, ref, "1000-byte blocks read with read(2) differ");

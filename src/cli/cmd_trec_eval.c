@@ -176,8 +176,8 @@ int rs_cli_trec_eval(int argc, char **argv, const char *prog)
   /* Test hook: a small read block exercises the streaming boundaries. */
   const char *block = getenv("RAGSWEEP_BLOCK_BYTES");
   if (block) cfg.block_bytes = (size_t)strtoul(block, NULL, 10);
-  const char *no_map = getenv("RAGSWEEP_NO_MAP"); /* test hook: the read(2) path on plain files */
-  cfg.no_map = no_map && *no_map && strcmp(no_map, "0") != 0;
+  const char *map_run = getenv("RAGSWEEP_MAP_RUN"); /* the mapped path (rs_te_config.map_run), for tests and machines it suits */
+  cfg.map_run = map_run && *map_run && strcmp(map_run, "0") != 0;
   rs_code rc = rs_te_evaluate(&cfg, argv[optind], argv[optind + 1], &res, &err);
   if (rc) {
     fprintf(stderr, "%s: %s\n", prog, err.msg);

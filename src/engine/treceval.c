@@ -945,7 +945,7 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
   rs__input *in = NULL;
   rs_code rc = rs__input_open(path, &in, err);
   if (rc) return rc;
-  if (!e->cfg->no_map) {
+  if (e->cfg->map_run) { /* (see rs_te_config.map_run) */
     rs__mapped m;
     if (rs__input_map(in, RS_LINE_WINDOW, &m, NULL) == RS_OK) {
       rs__input_close(in);

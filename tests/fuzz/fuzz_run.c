@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   fz_file f;
   rs_error err = {0};
-  rs_te_config cfg = {.threads = 1, .block_bytes = 64, .complete = (int)(size & 1), .no_map = (size & 4) != 0};
+  rs_te_config cfg = {.threads = 1, .block_bytes = 64, .complete = (int)(size & 1), .map_run = (size & 4) != 0};
   rs_te_result *res = NULL;
   rs_plan_init(&cfg.plan);
   cfg.plan.judged_only = (size & 2) != 0;
