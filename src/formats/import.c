@@ -21,6 +21,50 @@
 #include "util/strdict.h"
 #include "util/tmpfiles.h"
 
+/* --- blocks: bytes carved from big allocations ----------------------------- */
+
+/* Many small items (ids' bytes, a topic's doc numbers) carved from blocks:
+ * one allocation a block, not one an item, and an in-memory corpus takes
+ * the blocks over as they are. */
+typedef struct {
+  char **block;
+  size_t n_block, cap_block;
+  char *at; /* the last block's free bytes */
+  size_t left;
+} blocks;
+
+/* bytes from b, from a new block of block_size bytes (or of bytes, when
+ * more) when the last one has too few left; huge: the block on huge pages
+ * (rs__malloc_pages).  NULL without memory. */
+static void *blocks_take(blocks *b, size_t bytes, size_t block_size, int huge)
+{
+  if (bytes > b->left) {
+    if (b->n_block == b->cap_block) {
+      const size_t cap = b->cap_block ? 2 * b->cap_block : 64;
+      char **grown = rs__realloc(b->block, rs__mul(cap, sizeof *grown));
+      if (!grown) return NULL;
+      b->block = grown;
+      b->cap_block = cap;
+    }
+    const size_t size = bytes > block_size ? bytes : block_size;
+    char *fresh = huge ? rs__malloc_pages(size) : rs__malloc(size);
+    if (!fresh) return NULL;
+    b->block[b->n_block++] = b->at = fresh;
+    b->left = size;
+  }
+  void *p = b->at;
+  b->at += bytes;
+  b->left -= bytes;
+  return p;
+}
+
+static void blocks_free(blocks *b)
+{
+  for (size_t i = 0; i < b->n_block; i++) free(b->block[i]);
+  free(b->block);
+  *b = (blocks){0};
+}
+
 /* --- doc ids: interned, then numbered in strcmp order ---------------------- */
 
 typedef struct {
@@ -31,37 +75,15 @@ typedef struct {
    * number): a probe compares the tag before it touches the id. */
   uint64_t *slot;
   size_t mask;
-  /* The ids' bytes, in blocks of 1 MiB (or one id's length): one malloc
-   * per block, not per id; an in-memory corpus takes the blocks over. */
-  char **block;
-  size_t n_block, cap_block;
-  char *free_at;
-  size_t free_len;
+  blocks bytes; /* the ids' bytes, in blocks of INTERN_BLOCK */
 } interner;
 
+/* (8 MiB blocks, on huge pages, were measured and not kept: no faster at
+ * 100k x 100, 17 MB more.) */
 #define INTERN_BLOCK ((size_t)1 << 20)
 
 /* len + 1 bytes for an id, or NULL when out of memory. */
-static char *intern_bytes(interner *in, size_t len)
-{
-  if (len + 1 > in->free_len) {
-    if (in->n_block == in->cap_block) {
-      const size_t cap = in->cap_block ? 2 * in->cap_block : 64;
-      char **b = rs__realloc(in->block, rs__mul(cap, sizeof *b));
-      if (!b) return NULL;
-      in->block = b;
-      in->cap_block = cap;
-    }
-    const size_t size = len + 1 > INTERN_BLOCK ? len + 1 : INTERN_BLOCK;
-    if (!(in->free_at = rs__malloc(size))) return NULL;
-    in->block[in->n_block++] = in->free_at;
-    in->free_len = size;
-  }
-  char *p = in->free_at;
-  in->free_at += len + 1;
-  in->free_len -= len + 1;
-  return p;
-}
+static char *intern_bytes(interner *in, size_t len) { return blocks_take(&in->bytes, len + 1, INTERN_BLOCK, 0); }
 
 static int intern_grow(interner *in)
 {
@@ -135,8 +157,7 @@ static inline char *const *intern_first_match(const interner *in, uint64_t h)
 
 static void interner_free(interner *in)
 {
-  for (size_t i = 0; i < in->n_block; i++) free(in->block[i]);
-  free(in->block);
+  blocks_free(&in->bytes);
   free(in->id);
   free(in->hash);
   free(in->slot);
@@ -371,7 +392,8 @@ static rs_code judgments_from_qrels(const char *path, const char *shown, int thr
   rs__qrels *q = NULL;
   rs_code rc = rs__qrels_read(path, RS_NUMBERS_STRICT, threads, &q, err);
   if (rc) return rc;
-  if (!local && !docs->split && !ids_split(docs, threads, q->doc, q->doc_len, q->n_judged)) { /* the ranges, from judged docs */
+  /* the ranges of the ids' parts, from the judged docs */
+  if (!local && !docs->split && !ids_split(docs, threads, q->doc, q->doc_len, q->n_judged)) {
     rc = rs__fail(err, RS_NOMEM, "out of memory");
     goto done;
   }
@@ -668,50 +690,12 @@ typedef struct {
  * are (rs__run_mem.row_doc): a malloc a topic and a CSR copy of them all
  * cost 2M allocations and 1.2 GB more fresh memory at 1M x 100, and the
  * scores 0.8 GB more. */
-enum { ARENA_CHUNK = 32 << 20 };
-
-typedef struct {
-  char **chunk;
-  size_t n_chunk, cap_chunk;
-  char *at;
-  size_t left;
-} ranking_arena;
-
-/* bytes (a multiple of 8) from a, or NULL without memory. */
-static void *arena_take(ranking_arena *a, size_t bytes)
-{
-  if (bytes > a->left) {
-    const size_t size = bytes > ARENA_CHUNK ? bytes : ARENA_CHUNK;
-    if (a->n_chunk == a->cap_chunk) {
-      const size_t cap = a->cap_chunk ? 2 * a->cap_chunk : 16;
-      char **c = rs__realloc(a->chunk, rs__mul(cap, sizeof *c));
-      if (!c) return NULL;
-      a->chunk = c;
-      a->cap_chunk = cap;
-    }
-    char *c = rs__malloc_pages(size);
-    if (!c) return NULL;
-    a->chunk[a->n_chunk++] = c;
-    a->at = c;
-    a->left = size;
-  }
-  void *p = a->at;
-  a->at += bytes;
-  a->left -= bytes;
-  return p;
-}
-
-static void arena_free(ranking_arena *a)
-{
-  for (size_t i = 0; i < a->n_chunk; i++) free(a->chunk[i]);
-  free(a->chunk);
-  *a = (ranking_arena){0};
-}
+#define ARENA_BLOCK ((size_t)32 << 20)
 
 typedef struct {
   topic_ranking *t; /* by qrels topic */
   const int64_t *local_off; /* local: the judgments' offsets, by topic (rows_are_topics); else NULL */
-  ranking_arena *arena;     /* local: one a thread */
+  blocks *arena;            /* local: one a thread (ARENA_BLOCK blocks of huge pages) */
   int n_arenas;
 } collect_ctx;
 
@@ -728,9 +712,8 @@ static void collect(void *vctx, int tid, size_t topic, const char *const *doc, c
   *tr = (topic_ranking){0};
   if (c->local_off) { /* numbers local to the topic (rs__corpus.rows_ranked): no id is kept */
     const int32_t n_judged = (int32_t)(c->local_off[topic + 1] - c->local_off[topic]);
-    const size_t bytes = rs__mul(n, sizeof(int32_t));
     int32_t *kept_doc =
-        tid >= 0 && tid < c->n_arenas && bytes < SIZE_MAX - 8 ? arena_take(&c->arena[tid], (bytes + 7) / 8 * 8) : NULL;
+        tid >= 0 && tid < c->n_arenas ? blocks_take(&c->arena[tid], rs__mul(n, sizeof *kept_doc), ARENA_BLOCK, 1) : NULL;
     if (!kept_doc) {
       tr->oom = 1;
       return;
@@ -932,12 +915,12 @@ static rs_code read_run(const rs__import_cfg *cfg, const rs__import_run *ir, con
   if (local) { /* the rows stay in the arenas, which the run takes */
     out->row_doc = rs__calloc(j->nq ? j->nq : 1, sizeof *out->row_doc);
     size_t n_chunk = 0;
-    for (int a = 0; a < threads; a++) n_chunk += cc.arena[a].n_chunk;
+    for (int a = 0; a < threads; a++) n_chunk += cc.arena[a].n_block;
     out->chunk = rs__malloc(rs__mul(n_chunk ? n_chunk : 1, sizeof *out->chunk));
     if (!out->row_doc || !out->chunk) { rc = rs__fail(err, RS_NOMEM, "out of memory"); goto done; }
     for (int a = 0; a < threads; a++) {
-      for (size_t k = 0; k < cc.arena[a].n_chunk; k++) out->chunk[out->n_chunk++] = cc.arena[a].chunk[k];
-      cc.arena[a].n_chunk = 0;
+      for (size_t k = 0; k < cc.arena[a].n_block; k++) out->chunk[out->n_chunk++] = cc.arena[a].block[k];
+      cc.arena[a].n_block = 0;
     }
     for (size_t t = 0; t < n_topics; t++) {
       out->row_doc[row_of[t]] = cc.t[t].kept_doc;
@@ -971,7 +954,7 @@ done:
     free(cc.t[t].part);
   }
   free(cc.t);
-  for (int a = 0; cc.arena && a < threads; a++) arena_free(&cc.arena[a]);
+  for (int a = 0; cc.arena && a < threads; a++) blocks_free(&cc.arena[a]);
   free(cc.arena);
   if (rc) run_rows_free(out);
   return rc;
@@ -1415,15 +1398,15 @@ rs_code rs__import_corpus(const rs__import_cfg *cfg, rs__corpus **out, rs_error 
   c->doc_id = (char **)p.sorted;
   p.sorted = NULL;
   size_t n_blocks = 0;
-  for (size_t part = 0; part < ID_PARTS_MAX; part++) n_blocks += p.docs.part[part].n_block;
+  for (size_t part = 0; part < ID_PARTS_MAX; part++) n_blocks += p.docs.part[part].bytes.n_block;
   if (!(c->id_blocks = rs__malloc(rs__mul(n_blocks ? n_blocks : 1, sizeof *c->id_blocks)))) {
     rc = rs__fail(err, RS_NOMEM, "out of memory");
     goto done;
   }
   for (size_t part = 0; part < ID_PARTS_MAX; part++) {
     interner *in = &p.docs.part[part];
-    for (size_t b = 0; b < in->n_block; b++) c->id_blocks[c->n_id_blocks++] = in->block[b];
-    in->n_block = 0;
+    for (size_t b = 0; b < in->bytes.n_block; b++) c->id_blocks[c->n_id_blocks++] = in->bytes.block[b];
+    in->bytes.n_block = 0;
   }
   if (p.dtext) {
     c->has_doc_text = 1;
