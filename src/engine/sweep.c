@@ -625,8 +625,7 @@ static void score_row(void *vctx, size_t row, int tid)
    * when a full sort made it. */
   const int32_t *ranked = doc;
   const uint32_t *ord = NULL;
-  /* (rows_ranked: the import stored every row in trec_eval's order) */
-  if (!e->cfg->ties_stored && !c->rows_ranked && qa < qb && (rising | tied)) { /* rising or tied: the run has scores */
+  if (!e->cfg->ties_stored && qa < qb && (rising | tied)) { /* rising or tied: the run has scores */
     int32_t *restrict sd = t->sdoc;
     if (rising) {
       uint32_t *restrict o = t->order;
@@ -1160,7 +1159,7 @@ rs_code rs__run_top_docs(const rs__corpus *c, const rs__run *run, size_t depth, 
         ord[j] = (uint32_t)j;
       }
       if (rc) break;
-      if (run->has_score && !ties_stored && !c->rows_ranked) sort_ranking(c, id_rank, doc, score, ord, tmp, n);
+      if (run->has_score && !ties_stored) sort_ranking(c, id_rank, doc, score, ord, tmp, n);
       const size_t k = n < depth ? n : depth;
       for (size_t j = 0; j < k; j++) top[j] = doc[ord[j]];
       rc = emit(ctx, q, top, k, err);

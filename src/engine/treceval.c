@@ -452,6 +452,15 @@ static size_t ranked_slot(const thread_state *ts, const run_lines *L, const uint
   return s;
 }
 
+/* The rank (from 0) at which judgment j's doc is in the ranking whose
+ * docs fill ts->set, or -1 when it is not ranked. */
+static inline long judged_rank(const thread_state *ts, const run_lines *L, const uint32_t *ord, size_t set_n,
+                               const rs__qrels *q, size_t j)
+{
+  return (long)ts->set[ranked_slot(ts, L, ord, set_n, rs__hash_bytes(q->doc[j], q->doc_len[j]), q->doc[j],
+                                   q->doc_len[j])] - 1;
+}
+
 /* Ranks, checks and evaluates topic t's records V[0, n) (all its lines). */
 static void eval_ranking(engine *e, thread_state *ts, size_t t, const run_lines *V, size_t n)
 {
@@ -498,8 +507,8 @@ static void eval_ranking(engine *e, thread_state *ts, size_t t, const run_lines 
     int32_t *place = ts->rel;
     for (size_t i = 0; i < m; i++) place[i] = -1;
     for (size_t j = q->first[t], end = j + q->count[t]; j < end; j++) {
-      const size_t s = ranked_slot(ts, L, ord, set_n, rs__hash_bytes(q->doc[j], q->doc_len[j]), q->doc[j], q->doc_len[j]);
-      if (ts->set[s]) place[ts->set[s] - 1] = (int32_t)(j - q->first[t]);
+      const long r = judged_rank(ts, L, ord, set_n, q, j);
+      if (r >= 0) place[r] = (int32_t)(j - q->first[t]);
     }
     e->visit(e->visit_ctx, (int)(ts - e->ts), t, L->doc, L->doc_len, L->score, ord, place, m);
     return;
@@ -511,10 +520,8 @@ static void eval_ranking(engine *e, thread_state *ts, size_t t, const run_lines 
   int32_t *rel = ts->rel, *judged = ts->judged;
   for (size_t i = 0; i < m; i++) rel[i] = RS_REL_UNPOOLED;
   for (size_t j = q->first[t], end = j + q->count[t]; j < end; j++) {
-    const char *d = q->doc[j];
-    const size_t len = q->doc_len[j];
-    const size_t s = ranked_slot(ts, L, ord, set_n, rs__hash_bytes(d, len), d, len);
-    if (ts->set[s]) rel[ts->set[s] - 1] = q->grade[j] < 0 ? RS_REL_UNJUDGED : q->grade[j];
+    const long r = judged_rank(ts, L, ord, set_n, q, j);
+    if (r >= 0) rel[r] = q->grade[j] < 0 ? RS_REL_UNJUDGED : q->grade[j];
   }
   size_t n_judged = 0;
   for (size_t i = 0; i < m; i++) {

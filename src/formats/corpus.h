@@ -117,7 +117,9 @@ typedef struct rs__corpus {
    * numbers are local to a query: a judged doc is the place of its
    * judgment among the query's, any other doc of a row is the query's
    * judgment count plus its rank.  There is no /docs/id (has_docs is 0),
-   * and the runs keep no scores: the metrics read ranks and grades only. */
+   * and the runs keep no scores (has_score 0), so the engine ranks each
+   * row in its stored order, as for any run without scores, and never
+   * compares the local numbers across a tie. */
   int rows_ranked;
 } rs__corpus;
 

@@ -723,7 +723,6 @@ static void collect(void *vctx, int tid, size_t topic, const char *const *doc, c
     tr->n = n;
     return;
   }
-  (void)tid;
   size_t bytes = 0;
   for (size_t i = 0; i < n; i++) bytes += doc_len[order[i]] + 1;
   tr->ids = rs__malloc(bytes);
