@@ -160,6 +160,40 @@ Test(qrels_read, a_topic_cut_by_the_shares_stays_in_place)
   free(t.s);
 }
 
+/* Every topic in three groups of lines (the file lists the topics three
+ * times over): after sorting, a topic's three keys are side by side, and
+ * at two threads the keys are named in two parts whose border falls
+ * between a topic's keys (60003 keys, cut at 30001).  Each thread count
+ * gives one thread's tables; each topic has its three lines, gathered in
+ * file order, and is named by its first. */
+Test(qrels_read, parts_of_the_keys_cut_inside_a_topic)
+{
+  enum { N_TOPICS = 20001 };
+  text t = {0};
+  for (unsigned pass = 0; pass < 3; pass++)
+    for (unsigned i = 0; i < N_TOPICS; i++) put(&t, "t%06u 0 d%u_%06u %u\n", (i * 7919u + 13u) % 1000000u, pass, i, pass);
+  const char *path = th_write_temp(0, "qrels.txt", t.s);
+  char msg[512];
+  read_everywhere(path, msg, sizeof msg);
+  cr_expect_str_eq(msg, "");
+  rs__qrels *q = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__qrels_read(path, RS_NUMBERS_AS_TREC_EVAL, 2, &q, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(q->n_topics, N_TOPICS);
+  size_t bad = 0;
+  for (size_t r = 0; r < q->n_topics; r++) {
+    bad += q->count[r] != 3 || (r > 0 && strcmp(q->topic_id[r - 1], q->topic_id[r]) >= 0);
+    for (size_t k = 0; k < 3 && q->count[r] == 3; k++) { /* docnos d0_, d1_, d2_ in order, grade = pass */
+      const size_t j = q->first[r] + k;
+      bad += q->grade[j] != (int32_t)k || q->doc[j][1] != (char)('0' + k) ||
+             memcmp(q->doc[j] - 3 - q->topic_len[r], q->topic_id[r], q->topic_len[r]) != 0;
+    }
+  }
+  cr_expect_eq(bad, 0, "%zu topics wrong", bad);
+  rs__qrels_free(q);
+  free(t.s);
+}
+
 Test(qrels_read, shares_tell_the_first_error)
 {
   char msg[512];
