@@ -135,6 +135,43 @@ Test(tokens, line_tokens_random_lines)
   size_t tl[6];
   cr_assert_neq(rs__line_tokens("q9 Q0 doc1 7 0.25 run\n" "0123456789012345678901234567890123456789012", 6, tok, tl), 0);
 }
+
+/* rs__run_line_fields: fields 0, 2 and 4 of the naive reader's six, and
+ * its line length, on the same random lines; it may leave a line to the
+ * byte reader only where rs__line_tokens does. */
+Test(tokens, run_line_fields_random_lines)
+{
+  static const char alphabet[] = " \t\v\f\r\n#x0.\x01\x08\x0e\x1f\x20\x21\x7f\x80\xff";
+  srand(19);
+  char buf[RS_LINE_WINDOW + 8];
+  size_t taken = 0;
+  for (int it = 0; it < 200000; it++) {
+    for (size_t i = 0; i < sizeof buf; i++)
+      buf[i] = rand() % 3 ? (char)('a' + rand() % 3) : alphabet[rand() % (int)(sizeof alphabet - 1)];
+    const char *f[3] = {NULL, NULL, NULL}, *wtok[6], *gtok[6];
+    size_t fl[3] = {0, 0, 0}, wtl[6], gtl[6];
+    const size_t got = rs__run_line_fields(buf, &f[0], &fl[0], &f[1], &fl[1], &f[2], &fl[2]);
+    const size_t general = rs__line_tokens(buf, 6, gtok, gtl);
+    cr_assert_eq(got != 0, general != 0, "iteration %d: taken %zu, by rs__line_tokens %zu", it, got, general);
+    if (got == 0) continue;
+    taken++;
+    const size_t want = naive_line(buf, buf + RS_LINE_WINDOW, 6, wtok, wtl);
+    cr_assert_eq(got, want, "iteration %d: line length %zu, expected %zu", it, got, want);
+    for (int i = 0; i < 3; i++) {
+      cr_assert_eq(f[i], wtok[2 * i], "iteration %d field %d", it, 2 * i);
+      cr_assert_eq(fl[i], wtl[2 * i], "iteration %d field %d", it, 2 * i);
+    }
+  }
+  cr_assert_gt(taken, 1000, "%zu lines taken", taken);
+  const char *line = "q1 Q0 doc711793 1 20.6393 gen01\n" "0123456789012345678901234567890123456789012";
+  const char *qid, *doc, *score;
+  size_t qid_len, doc_len, score_len;
+  cr_assert_eq(rs__run_line_fields(line, &qid, &qid_len, &doc, &doc_len, &score, &score_len), 32);
+  cr_assert(qid == line && qid_len == 2 && doc == line + 6 && doc_len == 9 && score == line + 18 && score_len == 7);
+  cr_assert_eq(rs__run_line_fields("q1 Q0 d 1 2\n" "0123456789012345678901234567890123456789012345678901234567890",
+                                   &qid, &qid_len, &doc, &doc_len, &score, &score_len),
+               0, "5 fields: the byte reader reports it");
+}
 #endif
 
 Test(tokens, fast_score_parser_equals_strtod)

@@ -153,23 +153,46 @@ static void free_lines(run_lines *l)
 
 /* --- parsing ---------------------------------------------------------- */
 
-/* Whether the qids a and b (a before b in the buffer) of n bytes are equal:
- * one masked 8-byte compare when 8 bytes at b can be read, as each line
- * asks (a byte loop was a tenth of the parse at 1M x 100). */
-static inline int same_qid(const char *a, const char *b, size_t n, const char *limit)
+/* The qid of the line before, which each line's qid is compared with (a
+ * byte loop was a tenth of the parse at 1M x 100).  A qid of at most 8
+ * bytes is also kept as a masked word, worked out once a topic, so that
+ * a line's compare is one load, a mask and a compare (a masked compare of
+ * two loads, its mask worked out each line, was 20 instructions a line). */
+typedef struct {
+  const char *id;
+  size_t len;           /* 0: none yet */
+  uint64_t head, keep; /* keep != 0: its bytes (head) under the mask keep */
+} qid_memo;
+
+static inline void memo_qid(qid_memo *m, const char *id, size_t n, const char *limit)
 {
+  m->id = id, m->len = n, m->keep = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (n <= 8 && limit - b >= 8) {
-    uint64_t x, y;
-    memcpy(&x, a, 8);
-    memcpy(&y, b, 8);
-    const uint64_t keep = n == 8 ? ~0ull : (1ull << (8 * n)) - 1;
-    return ((x ^ y) & keep) == 0;
+  if (n - 1 < 8 && limit - id >= 8) {
+    uint64_t x;
+    memcpy(&x, id, 8);
+    m->keep = n == 8 ? ~0ull : (1ull << (8 * n)) - 1;
+    m->head = x & m->keep;
   }
 #else
   (void)limit;
 #endif
-  return rs__same_bytes(a, b, n);
+}
+
+/* Whether the qid at id (n >= 1 bytes, after m's in the buffer) is m's. */
+static inline int same_qid(const qid_memo *m, const char *id, size_t n, const char *limit)
+{
+  if (n != m->len) return 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (m->keep && limit - id >= 8) {
+    uint64_t x;
+    memcpy(&x, id, 8);
+    return (x & m->keep) == m->head;
+  }
+#else
+  (void)limit;
+#endif
+  return rs__same_bytes(m->id, id, n);
 }
 
 static int ensure_thread_state(thread_state *ts, const rs_plan *plan, size_t n, size_t max_levels, rs_error *err);
@@ -226,12 +249,17 @@ static void parse_slice(void *vctx, size_t i, int tid)
   size_t r = streaming ? 0 : s->rec0;
   int32_t group_topic = -1; /* streaming: the topic of L[0, r) */
   int ok = 1;
-  const char *prev_qid = NULL;
-  size_t prev_len = 0;
+  qid_memo prev = {NULL, 0, 0, 0}; /* the line before's qid */
   int32_t prev_topic = -1;
   size_t n_newlines = 0;
   long guess = -1;    /* the topic whose lines likely come next (the qrels' file order) */
-  unsigned ahead = 0; /* lines read since the guess, which pace its prefetch stages */
+  unsigned until = 0; /* lines until the guess's last prefetch stage: 12 lines after it, 8, then 0 */
+  /* The record arrays, held here: stores through them might otherwise
+   * reload each pointer from L a line (they change only in grow_lines). */
+  const char **rec_doc = L->doc;
+  uint32_t *rec_doc_len = L->doc_len;
+  double *rec_score = L->score;
+  const char *last_fast = NULL; /* the last line read by the fast path, when it was the last line read */
   s->err_off = SIZE_MAX;
   s->tag = NULL;
   s->interleaved = s->nomem = 0;
@@ -239,12 +267,17 @@ static void parse_slice(void *vctx, size_t i, int tid)
     const char *line = p;
     const char *tok[6];
     size_t tl[6];
+    const char *qid, *doc, *sc; /* fields 0, 2 and 4 */
+    size_t qid_len, doc_len, sc_len;
+    int fast = 0; /* read by the fast path, which does not look for the sixth field's end */
 #ifdef RS_HAVE_LINE_TOKENS
     size_t n_line;
-    if (p + RS_LINE_WINDOW <= e->buf_limit && (n_line = rs__line_tokens(p, 6, tok, tl)) != 0 &&
+    if (p + RS_LINE_WINDOW <= e->buf_limit &&
+        (n_line = rs__run_line_fields(p, &qid, &qid_len, &doc, &doc_len, &sc, &sc_len)) != 0 &&
         n_line <= (size_t)(end - p)) {
       p += n_line; /* a data line that fits the window: the common case */
       n_newlines++;
+      fast = 1;
       goto parsed;
     }
 #endif
@@ -274,45 +307,50 @@ static void parse_slice(void *vctx, size_t i, int tid)
     const char *nl = *p == '\n' ? p : memchr(p, '\n', (size_t)(end - p)); /* the rest is ignored */
     p = nl ? nl + 1 : end;
     n_newlines += nl != NULL;
+    qid = tok[0], qid_len = tl[0], doc = tok[2], doc_len = tl[2], sc = tok[4], sc_len = tl[4];
 #ifdef RS_HAVE_LINE_TOKENS
   parsed:;
 #endif
     int32_t topic;
-    if (prev_qid && prev_len == tl[0] && same_qid(prev_qid, tok[0], tl[0], e->buf_limit)) {
+    if (same_qid(&prev, qid, qid_len, e->buf_limit)) {
       topic = prev_topic;
-      if (guess >= 0 && ++ahead <= 12 && (ahead == 4 || ahead == 12))
-        prefetch_topic(e, (size_t)guess, ahead == 4 ? 1 : 2);
+      if (until && (--until == 8 || until == 0)) prefetch_topic(e, (size_t)guess, until ? 1 : 2);
     } else {
-      if (guess >= 0 && q->topic_len[guess] == tl[0] && rs__same_bytes(q->topic_id[guess], tok[0], tl[0]))
+      if (guess >= 0 && q->topic_len[guess] == qid_len && rs__same_bytes(q->topic_id[guess], qid, qid_len))
         topic = (int32_t)guess;
       else
-        topic = (int32_t)rs__qrels_topic(q, tok[0], tl[0], rs__hash_bytes(tok[0], tl[0]));
-      prev_qid = tok[0];
-      prev_len = tl[0];
+        topic = (int32_t)rs__qrels_topic(q, qid, qid_len, rs__hash_bytes(qid, qid_len));
+      memo_qid(&prev, qid, qid_len, e->buf_limit);
       prev_topic = topic;
       if (topic >= 0) { /* (after a topic the qrels do not judge, the guess stands) */
         const uint32_t next = q->next_in_file[topic];
         guess = next == UINT32_MAX ? -1 : (long)next;
-        ahead = 0;
+        until = guess >= 0 ? 12 : 0;
         if (guess >= 0) prefetch_topic(e, (size_t)guess, 0);
       }
     }
     double score;
-    if (tok[4] + 8 <= e->buf_limit && rs__atof8(tok[4], tl[4], &score)) { /* the common score */
+    if (sc + 8 <= e->buf_limit && rs__atof8(sc, sc_len, &score)) { /* the common score */
     } else if (e->numbers == RS_NUMBERS_STRICT) {
-      if (!rs__strict_atof(tok[4], tl[4], &score)) {
+      if (!rs__strict_atof(sc, sc_len, &score)) {
         s->err_off = (size_t)(line - e->buf);
         s->err_fields = 0;
-        s->score_off = (size_t)(tok[4] - e->buf);
-        s->score_len = tl[4];
+        s->score_off = (size_t)(sc - e->buf);
+        s->score_len = sc_len;
         ok = 0;
         break;
       }
     } else {
-      score = rs__atof(tok[4], tl[4]);
+      score = rs__atof(sc, sc_len);
     }
-    s->tag = tok[5];
-    s->tag_len = tl[5];
+    /* The run tag is the last line's sixth field: looked for in a line the
+     * fast path read only once the slice is read (below). */
+    if (fast) {
+      last_fast = line;
+    } else {
+      s->tag = tok[5], s->tag_len = tl[5];
+      last_fast = NULL;
+    }
     if (streaming) {
       if (r > 0 && topic != group_topic) {
         if (!(ok = flush_group(e, s, ts, group_topic, r))) break;
@@ -320,20 +358,31 @@ static void parse_slice(void *vctx, size_t i, int tid)
       }
       group_topic = topic;
       if (topic < 0) continue; /* not judged: its records are not needed */
-      if (r == L->cap && !grow_lines(L, r + 1)) {
-        s->nomem = 1;
-        ok = 0;
-        break;
+      if (r == L->cap) {
+        if (!grow_lines(L, r + 1)) {
+          s->nomem = 1;
+          ok = 0;
+          break;
+        }
+        rec_doc = L->doc, rec_doc_len = L->doc_len, rec_score = L->score;
       }
     } else {
-      L->qid[r] = tok[0];
+      L->qid[r] = qid;
       L->topic[r] = topic;
     }
-    L->doc[r] = tok[2];
-    L->doc_len[r] = (uint32_t)tl[2];
-    L->score[r] = score;
+    rec_doc[r] = doc;
+    rec_doc_len[r] = (uint32_t)doc_len;
+    rec_score[r] = score;
     r++;
   }
+#ifdef RS_HAVE_LINE_TOKENS
+  if (last_fast) {
+    const char *tok[6];
+    size_t tl[6];
+    rs__line_tokens(last_fast, 6, tok, tl); /* as it did before: six tokens */
+    s->tag = tok[5], s->tag_len = tl[5];
+  }
+#endif
   if (streaming && ok && r > 0) flush_group(e, s, ts, group_topic, r);
   s->n_rec = streaming ? 0 : r - s->rec0;
   s->n_newlines = n_newlines;
