@@ -268,6 +268,19 @@ Test(variants, gzip_stdin_interleaved_and_small_blocks_agree)
   cr_expect_str_eq(got, ref, "1000-byte blocks read with read(2) differ");
   free(got);
 
+  /* the baseline (SSE2) line scan, which a CPU with AVX2 does not take
+   * otherwise (tokens.h), in whole blocks and in small ones */
+  char *base_env[] = {"RAGSWEEP_BASELINE_SIMD=1", NULL};
+  got = all_trec(qrels, run, base_env, &st);
+  cr_expect_eq(st, 0);
+  cr_expect_str_eq(got, ref, "the baseline line scan differs");
+  free(got);
+  char *base_small_env[] = {"RAGSWEEP_BASELINE_SIMD=1", "RAGSWEEP_BLOCK_BYTES=1000", NULL};
+  got = all_trec(qrels, run, base_small_env, &st);
+  cr_expect_eq(st, 0);
+  cr_expect_str_eq(got, ref, "the baseline line scan in 1000-byte blocks differs");
+  free(got);
+
   /* options after the file names, as GNU getopt allows trec_eval */
   char *late_argv[] = {(char *)th_bin(), "trec_eval", (char *)qrels, (char *)run, "-q", "-m", "all_trec", NULL};
   got = run_capture(late_argv, NULL, NULL, &st);

@@ -172,6 +172,36 @@ Test(tokens, run_line_fields_random_lines)
                                    &qid, &qid_len, &doc, &doc_len, &score, &score_len),
                0, "5 fields: the byte reader reports it");
 }
+
+#ifdef RS_HAVE_AVX2_LINES
+/* The AVX2 line scan gives the baseline's masks, so the same fields and
+ * lengths, on random lines (where the CPU runs it). */
+Test(tokens, avx2_line_scan_equals_the_baseline)
+{
+  if (!rs__cpu_has_avx2()) cr_skip_test("this CPU has no AVX2");
+  static const char alphabet[] = " \t\v\f\r\n#x0.\x01\x08\x0e\x1f\x20\x21\x7f\x80\xff";
+  srand(20);
+  char buf[RS_LINE_WINDOW + 8];
+  size_t taken = 0;
+  for (int it = 0; it < 200000; it++) {
+    for (size_t i = 0; i < sizeof buf; i++)
+      buf[i] = rand() % 3 ? (char)('a' + rand() % 3) : alphabet[rand() % (int)(sizeof alphabet - 1)];
+    uint64_t ws, nl, ws2, nl2;
+    rs__line_masks(buf, &ws, &nl);
+    rs__line_masks_avx2(buf, &ws2, &nl2);
+    cr_assert(ws == ws2 && nl == nl2, "iteration %d: masks %016llx %016llx, baseline %016llx %016llx", it,
+              (unsigned long long)ws2, (unsigned long long)nl2, (unsigned long long)ws, (unsigned long long)nl);
+    const char *f[3] = {NULL, NULL, NULL}, *g[3] = {NULL, NULL, NULL};
+    size_t fl[3] = {0, 0, 0}, gl[3] = {0, 0, 0};
+    const size_t got = rs__run_line_fields_avx2(buf, &f[0], &fl[0], &f[1], &fl[1], &f[2], &fl[2]);
+    const size_t want = rs__run_line_fields(buf, &g[0], &gl[0], &g[1], &gl[1], &g[2], &gl[2]);
+    cr_assert_eq(got, want, "iteration %d", it);
+    for (int i = 0; got && i < 3; i++) cr_assert(f[i] == g[i] && fl[i] == gl[i], "iteration %d field %d", it, i);
+    taken += got != 0;
+  }
+  cr_assert_gt(taken, 1000, "%zu lines taken", taken);
+}
+#endif
 #endif
 
 Test(tokens, fast_score_parser_equals_strtod)

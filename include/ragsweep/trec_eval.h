@@ -38,6 +38,10 @@ typedef struct rs_te_config {
    * a KVM guest with nested paging, and 2.5-3.5 us a page (a run parsed
    * 1.5x slower) on a PVM guest, which shadows page tables. */
   int map_run;
+  /* Read run lines with the baseline (SSE2) scan even on a CPU with AVX2,
+   * whose scan is taken otherwise (the same fields, in fewer steps); for
+   * tests of the baseline, and comparisons. */
+  int baseline_simd;
 } rs_te_config;
 
 typedef struct rs_te_result rs_te_result;

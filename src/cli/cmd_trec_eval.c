@@ -178,6 +178,8 @@ int rs_cli_trec_eval(int argc, char **argv, const char *prog)
   if (block) cfg.block_bytes = (size_t)strtoul(block, NULL, 10);
   const char *map_run = getenv("RAGSWEEP_MAP_RUN"); /* the mapped path (rs_te_config.map_run), for tests and machines it suits */
   cfg.map_run = map_run && *map_run && strcmp(map_run, "0") != 0;
+  const char *baseline = getenv("RAGSWEEP_BASELINE_SIMD"); /* the SSE2 line scan (rs_te_config.baseline_simd) */
+  cfg.baseline_simd = baseline && *baseline && strcmp(baseline, "0") != 0;
   rs_code rc = rs_te_evaluate(&cfg, argv[optind], argv[optind + 1], &res, &err);
   if (rc) {
     fprintf(stderr, "%s: %s\n", prog, err.msg);

@@ -237,7 +237,7 @@ static inline void prefetch_topic(const engine *e, size_t t, int stage)
  * e->lines[rec0...]; streaming keeps one topic's records in the thread's
  * group and evaluates each topic when its lines end (flush_group): nothing
  * is stored per block, and a block costs one parallel region, not two. */
-static void parse_slice(void *vctx, size_t i, int tid)
+static inline __attribute__((always_inline)) void parse_lines(void *vctx, size_t i, int tid, int avx2)
 {
   engine *e = vctx;
   slice *s = &e->slices[i];
@@ -272,9 +272,13 @@ static void parse_slice(void *vctx, size_t i, int tid)
     int fast = 0; /* read by the fast path, which does not look for the sixth field's end */
 #ifdef RS_HAVE_LINE_TOKENS
     size_t n_line;
-    if (p + RS_LINE_WINDOW <= e->buf_limit &&
-        (n_line = rs__run_line_fields(p, &qid, &qid_len, &doc, &doc_len, &sc, &sc_len)) != 0 &&
-        n_line <= (size_t)(end - p)) {
+#ifdef RS_HAVE_AVX2_LINES
+    if (avx2)
+      n_line = p + RS_LINE_WINDOW <= e->buf_limit ? rs__run_line_fields_avx2(p, &qid, &qid_len, &doc, &doc_len, &sc, &sc_len) : 0;
+    else
+#endif
+      n_line = p + RS_LINE_WINDOW <= e->buf_limit ? rs__run_line_fields(p, &qid, &qid_len, &doc, &doc_len, &sc, &sc_len) : 0;
+    if (n_line != 0 && n_line <= (size_t)(end - p)) {
       p += n_line; /* a data line that fits the window: the common case */
       n_newlines++;
       fast = 1;
@@ -386,6 +390,24 @@ static void parse_slice(void *vctx, size_t i, int tid)
   if (streaming && ok && r > 0) flush_group(e, s, ts, group_topic, r);
   s->n_rec = streaming ? 0 : r - s->rec0;
   s->n_newlines = n_newlines;
+  (void)avx2;
+}
+
+/* parse_lines with the baseline line scan, and (parse_slice_avx2)
+ * compiled for AVX2 with its line scan; the engine takes the one the CPU
+ * runs (line_parser). */
+static void parse_slice(void *vctx, size_t i, int tid) { parse_lines(vctx, i, tid, 0); }
+#ifdef RS_HAVE_AVX2_LINES
+RS_AVX2_TARGET static void parse_slice_avx2(void *vctx, size_t i, int tid) { parse_lines(vctx, i, tid, 1); }
+#endif
+
+static rs__item_fn line_parser(const rs_te_config *cfg)
+{
+#ifdef RS_HAVE_AVX2_LINES
+  if (!cfg->baseline_simd && rs__cpu_has_avx2()) return parse_slice_avx2;
+#endif
+  (void)cfg;
+  return parse_slice;
 }
 
 /* --- ranking and evaluation of one topic ------------------------------ */
@@ -661,8 +683,9 @@ static rs_code parse_region(engine *e, size_t len, size_t base_line, const char 
     }
     if (!grow_lines(&e->lines, total)) return rs__fail(err, RS_NOMEM, "%s: out of memory for %zu lines", name, total);
   }
-  if (side) rs__parallel_for_beside(k, e->threads, 1, parse_slice, e, side, side_ctx);
-  else rs__parallel_for(k, e->threads, 1, parse_slice, e);
+  const rs__item_fn parse = line_parser(e->cfg);
+  if (side) rs__parallel_for_beside(k, e->threads, 1, parse, e, side, side_ctx);
+  else rs__parallel_for(k, e->threads, 1, parse, e);
   /* A slice that stopped here did not read on, so these come before its
    * format errors: the whole-run reading finds those in line order. */
   for (size_t i = 0; i < k; i++)

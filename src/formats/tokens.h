@@ -102,12 +102,10 @@ static inline size_t rs__line_tokens(const char *p, int n, const char **tok, siz
  * the line scan was 141 of 487 instructions a line).  Bit 63 is never in
  * a line (its newline is within the 64 bytes), so with it set the count
  * of trailing zeros is defined for a missing field, which the check for a
- * sixth start then rejects. */
-static inline size_t rs__run_line_fields(const char *p, const char **qid, size_t *qid_len, const char **doc,
-                                         size_t *doc_len, const char **score, size_t *score_len)
+ * sixth start then rejects.  ws and nl are rs__line_masks's. */
+static inline size_t rs__run_fields_of(const char *p, uint64_t ws, uint64_t nl, const char **qid, size_t *qid_len,
+                                       const char **doc, size_t *doc_len, const char **score, size_t *score_len)
 {
-  uint64_t ws, nl;
-  rs__line_masks(p, &ws, &nl);
   if (!nl) return 0;
   const uint64_t body = ~ws & ((nl & (0 - nl)) - 1); /* field bytes before the first newline */
   const uint64_t stop = 1ull << 63;
@@ -126,6 +124,57 @@ static inline size_t rs__run_line_fields(const char *p, const char **qid, size_t
   *score = p + a4, *score_len = b4 - a4 + 1;
   return (size_t)__builtin_ctzll(nl) + 1;
 }
+
+static inline size_t rs__run_line_fields(const char *p, const char **qid, size_t *qid_len, const char **doc,
+                                         size_t *doc_len, const char **score, size_t *score_len)
+{
+  uint64_t ws, nl;
+  rs__line_masks(p, &ws, &nl);
+  return rs__run_fields_of(p, ws, nl, qid, qid_len, doc, doc_len, score, score_len);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* rs__line_masks and rs__run_line_fields on CPUs with AVX2 (asked at run
+ * time: the build targets the baseline x86-64), for code compiled for
+ * them (RS_AVX2_TARGET): two 32-byte steps where SSE2 takes four of 16,
+ * and the bit steps of BMI1/2.  10k x 100, one thread: 447 -> 410 M
+ * instructions (callgrind), 100k x 100 0.415 -> 0.385 s (median of 10);
+ * the same masks, so the same fields. */
+#define RS_HAVE_AVX2_LINES 1
+#define RS_AVX2_TARGET __attribute__((target("avx2,bmi,bmi2")))
+RS_AVX2_TARGET static inline void rs__line_masks_avx2(const char *p, uint64_t *ws_out, uint64_t *nl_out)
+{
+  uint64_t ws = 0, nl = 0;
+  const __m256i space = _mm256_set1_epi8(' '), newline = _mm256_set1_epi8('\n'), tab = _mm256_set1_epi8('\t'),
+                four = _mm256_set1_epi8(4);
+  for (int k = 0; k < 2; k++) {
+    const __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * k));
+    const __m256i d = _mm256_sub_epi8(b, tab); /* '\t'..'\r' -> 0..4 */
+    const __m256i is_ws =
+        _mm256_or_si256(_mm256_cmpeq_epi8(b, space), _mm256_cmpeq_epi8(_mm256_min_epu8(d, four), d));
+    ws |= (uint64_t)(uint32_t)_mm256_movemask_epi8(is_ws) << (32 * k);
+    nl |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, newline)) << (32 * k);
+  }
+  *ws_out = ws, *nl_out = nl;
+}
+
+RS_AVX2_TARGET static inline size_t rs__run_line_fields_avx2(const char *p, const char **qid, size_t *qid_len,
+                                                             const char **doc, size_t *doc_len, const char **score,
+                                                             size_t *score_len)
+{
+  uint64_t ws, nl;
+  rs__line_masks_avx2(p, &ws, &nl);
+  return rs__run_fields_of(p, ws, nl, qid, qid_len, doc, doc_len, score, score_len);
+}
+
+/* Whether this CPU runs code compiled for RS_AVX2_TARGET. */
+static inline int rs__cpu_has_avx2(void)
+{
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+}
+#endif
 #define RS_HAVE_LINE_TOKENS 1
 #endif
 
