@@ -109,16 +109,22 @@ Test(tokens, line_tokens_hand_worked)
   cr_assert_eq(tl[5], 52);
 }
 
-/* Random lines of tokens over an alphabet heavy in white space, control
- * and high bytes, against the naive reader. */
-Test(tokens, line_tokens_random_lines)
+/* n random bytes: a line's tokens over an alphabet heavy in white space,
+ * control and high bytes (rand(), seeded by the test). */
+static void random_line(char *buf, size_t n)
 {
   static const char alphabet[] = " \t\v\f\r\n#x0.\x01\x08\x0e\x1f\x20\x21\x7f\x80\xff";
+  for (size_t i = 0; i < n; i++)
+    buf[i] = rand() % 3 ? (char)('a' + rand() % 3) : alphabet[rand() % (int)(sizeof alphabet - 1)];
+}
+
+/* Random lines against the naive reader. */
+Test(tokens, line_tokens_random_lines)
+{
   srand(18);
   char buf[RS_LINE_WINDOW + 8];
   for (int it = 0; it < 200000; it++) {
-    for (size_t i = 0; i < sizeof buf; i++)
-      buf[i] = rand() % 3 ? (char)('a' + rand() % 3) : alphabet[rand() % (int)(sizeof alphabet - 1)];
+    random_line(buf, sizeof buf);
     const char *tok[6], *wtok[6];
     size_t tl[6], wtl[6];
     const size_t got = rs__line_tokens(buf, 6, tok, tl);
@@ -141,13 +147,11 @@ Test(tokens, line_tokens_random_lines)
  * byte reader only where rs__line_tokens does. */
 Test(tokens, run_line_fields_random_lines)
 {
-  static const char alphabet[] = " \t\v\f\r\n#x0.\x01\x08\x0e\x1f\x20\x21\x7f\x80\xff";
   srand(19);
   char buf[RS_LINE_WINDOW + 8];
   size_t taken = 0;
   for (int it = 0; it < 200000; it++) {
-    for (size_t i = 0; i < sizeof buf; i++)
-      buf[i] = rand() % 3 ? (char)('a' + rand() % 3) : alphabet[rand() % (int)(sizeof alphabet - 1)];
+    random_line(buf, sizeof buf);
     const char *f[3] = {NULL, NULL, NULL}, *wtok[6], *gtok[6];
     size_t fl[3] = {0, 0, 0}, wtl[6], gtl[6];
     const size_t got = rs__run_line_fields(buf, &f[0], &fl[0], &f[1], &fl[1], &f[2], &fl[2]);
@@ -179,13 +183,11 @@ Test(tokens, run_line_fields_random_lines)
 Test(tokens, avx2_line_scan_equals_the_baseline)
 {
   if (!rs__cpu_has_avx2()) cr_skip_test("this CPU has no AVX2");
-  static const char alphabet[] = " \t\v\f\r\n#x0.\x01\x08\x0e\x1f\x20\x21\x7f\x80\xff";
   srand(20);
   char buf[RS_LINE_WINDOW + 8];
   size_t taken = 0;
   for (int it = 0; it < 200000; it++) {
-    for (size_t i = 0; i < sizeof buf; i++)
-      buf[i] = rand() % 3 ? (char)('a' + rand() % 3) : alphabet[rand() % (int)(sizeof alphabet - 1)];
+    random_line(buf, sizeof buf);
     uint64_t ws, nl, ws2, nl2;
     rs__line_masks(buf, &ws, &nl);
     rs__line_masks_avx2(buf, &ws2, &nl2);

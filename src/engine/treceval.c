@@ -271,13 +271,14 @@ static inline __attribute__((always_inline)) void parse_lines(void *vctx, size_t
     size_t qid_len, doc_len, sc_len;
     int fast = 0; /* read by the fast path, which does not look for the sixth field's end */
 #ifdef RS_HAVE_LINE_TOKENS
-    size_t n_line;
+    size_t n_line = 0;
+    if (p + RS_LINE_WINDOW <= e->buf_limit) {
 #ifdef RS_HAVE_AVX2_LINES
-    if (avx2)
-      n_line = p + RS_LINE_WINDOW <= e->buf_limit ? rs__run_line_fields_avx2(p, &qid, &qid_len, &doc, &doc_len, &sc, &sc_len) : 0;
-    else
+      if (avx2) n_line = rs__run_line_fields_avx2(p, &qid, &qid_len, &doc, &doc_len, &sc, &sc_len);
+      else
 #endif
-      n_line = p + RS_LINE_WINDOW <= e->buf_limit ? rs__run_line_fields(p, &qid, &qid_len, &doc, &doc_len, &sc, &sc_len) : 0;
+        n_line = rs__run_line_fields(p, &qid, &qid_len, &doc, &doc_len, &sc, &sc_len);
+    }
     if (n_line != 0 && n_line <= (size_t)(end - p)) {
       p += n_line; /* a data line that fits the window: the common case */
       n_newlines++;

@@ -48,13 +48,6 @@ enum { RS_LINE_WINDOW = 64 };
 #if defined(__SSE2__)
 #include <emmintrin.h>
 
-/* The first n (<= 6) tokens of the line at p, found from two 64-bit masks
- * (white space, newline) of the RS_LINE_WINDOW bytes at p: no branch per
- * byte or per token, where a run line's six tokens cost a mispredicted
- * branch or two each.  Returns the length of the line with its newline,
- * or 0 when this line needs the byte-at-a-time reader: no newline in the
- * window, a blank or comment line, or fewer than n tokens.  p[0, 64) must
- * be readable (bytes after the newline are not interpreted). */
 /* The white space (ws) and newline (nl) bytes of p[0, 64), a bit each. */
 static inline void rs__line_masks(const char *p, uint64_t *ws_out, uint64_t *nl_out)
 {
@@ -71,6 +64,13 @@ static inline void rs__line_masks(const char *p, uint64_t *ws_out, uint64_t *nl_
   *ws_out = ws, *nl_out = nl;
 }
 
+/* The first n (<= 6) tokens of the line at p, found from two 64-bit masks
+ * (white space, newline) of the RS_LINE_WINDOW bytes at p: no branch per
+ * byte or per token, where a run line's six tokens cost a mispredicted
+ * branch or two each.  Returns the length of the line with its newline,
+ * or 0 when this line needs the byte-at-a-time reader: no newline in the
+ * window, a blank or comment line, or fewer than n tokens.  p[0, 64) must
+ * be readable (bytes after the newline are not interpreted). */
 static inline size_t rs__line_tokens(const char *p, int n, const char **tok, size_t *tl)
 {
   uint64_t ws, nl;
@@ -138,9 +138,9 @@ static inline size_t rs__run_line_fields(const char *p, const char **qid, size_t
 /* rs__line_masks and rs__run_line_fields on CPUs with AVX2 (asked at run
  * time: the build targets the baseline x86-64), for code compiled for
  * them (RS_AVX2_TARGET): two 32-byte steps where SSE2 takes four of 16,
- * and the bit steps of BMI1/2.  10k x 100, one thread: 447 -> 410 M
- * instructions (callgrind), 100k x 100 0.415 -> 0.385 s (median of 10);
- * the same masks, so the same fields. */
+ * and the bit steps of BMI1/2.  10k x 100, one thread: 449 -> 413 M
+ * instructions (callgrind); 1M x 100 at two threads, three runs each in
+ * turn: 2.24-2.37 -> 2.06-2.12 s.  The same masks, so the same fields. */
 #define RS_HAVE_AVX2_LINES 1
 #define RS_AVX2_TARGET __attribute__((target("avx2,bmi,bmi2")))
 RS_AVX2_TARGET static inline void rs__line_masks_avx2(const char *p, uint64_t *ws_out, uint64_t *nl_out)
