@@ -109,6 +109,7 @@ typedef struct {
   size_t max_levels;
   rs__ranking_fn visit; /* rs__te_rankings: hand rankings over instead of scoring */
   void *visit_ctx;
+  rs__item_fn parse; /* parse_slice or parse_slice_avx2 (line_parser), chosen once */
   rs__numbers numbers; /* trec_eval's atof, or scores that must be numbers */
   int streaming;       /* parse_slice evaluates each topic as soon as its lines are read */
 } engine;
@@ -684,9 +685,8 @@ static rs_code parse_region(engine *e, size_t len, size_t base_line, const char 
     }
     if (!grow_lines(&e->lines, total)) return rs__fail(err, RS_NOMEM, "%s: out of memory for %zu lines", name, total);
   }
-  const rs__item_fn parse = line_parser(e->cfg);
-  if (side) rs__parallel_for_beside(k, e->threads, 1, parse, e, side, side_ctx);
-  else rs__parallel_for(k, e->threads, 1, parse, e);
+  if (side) rs__parallel_for_beside(k, e->threads, 1, e->parse, e, side, side_ctx);
+  else rs__parallel_for(k, e->threads, 1, e->parse, e);
   /* A slice that stopped here did not read on, so these come before its
    * format errors: the whole-run reading finds those in line order. */
   for (size_t i = 0; i < k; i++)
@@ -1140,7 +1140,8 @@ static rs_code evaluate(const rs_te_config *cfg, rs__numbers numbers, const char
 {
   rs_code rc = RS_OK;
   const rs_plan *plan = &cfg->plan;
-  engine e = {.cfg = cfg, .threads = rs__threads(cfg->threads), .visit = visit, .visit_ctx = visit_ctx, .numbers = numbers};
+  engine e = {.cfg = cfg, .threads = rs__threads(cfg->threads), .visit = visit, .visit_ctx = visit_ctx,
+              .numbers = numbers, .parse = line_parser(cfg)};
   rs_te_result *res = rs__calloc(1, sizeof *res);
   char *tag = NULL;
   const char *run_name = strcmp(run_path, "-") == 0 ? "<stdin>" : run_path;

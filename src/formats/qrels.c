@@ -722,7 +722,8 @@ rs_code rs__qrels_read(const char *path, rs__numbers numbers, int threads, rs__q
    * on one thread, most of it first touches of the arrays). */
   key_part parts[MAX_SHARES];
   naming_pass naming = {keys, q, NULL, parts};
-  for (size_t c = 0; c < n_parts; c++) parts[c] = (key_part){n_keys / n_parts * c, c + 1 == n_parts ? n_keys : n_keys / n_parts * (c + 1), 0, 0, 0, 0};
+  for (size_t c = 0; c < n_parts; c++)
+    parts[c] = (key_part){part_start(n_keys, n_parts, c), part_start(n_keys, n_parts, c + 1), 0, 0, 0, 0};
   rs__parallel_for(n_parts, (int)n_parts, 1, count_topics_item, &naming);
   size_t nt = 0, name_bytes = 0;
   for (size_t c = 0; c < n_parts; c++) {
