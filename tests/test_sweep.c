@@ -687,8 +687,9 @@ static int cmp_dbl(const void *a, const void *b)
  * (shapes 0-2), on distinct values spread over six decades (3: selected by
  * buckets), with -0.0 among them (4: in place), and on few distinct values
  * (5: bunched, in place). */
-/* A run of nq rows with latency lat[i] (seconds), one judged doc each. */
-static char *write_latency_run(size_t nq, const double *lat)
+/* A run of nq rows with latency lat[i] (seconds), one judged doc each,
+ * stored as float64 (or float32 with f32). */
+static char *write_latency_run_as(size_t nq, const double *lat, int f32)
 {
   char *path = th_join(th_fresh_dir(), "lat.h5");
   char **qid = calloc(nq, sizeof *qid);
@@ -712,11 +713,54 @@ static char *write_latency_run(size_t nq, const double *lat)
   cr_assert_eq(rs__h5w_array(w, "/qrels/doc", RS_DT_I32, 1, dims, qdoc, &err), RS_OK, "%s", err.msg);
   cr_assert_eq(rs__h5w_array(w, "/qrels/grade", RS_DT_I32, 1, dims, qgrade, &err), RS_OK, "%s", err.msg);
   cr_assert_eq(rs__h5w_array(w, "/runs/sys/doc", RS_DT_I32, 2, dims, doc, &err), RS_OK, "%s", err.msg);
-  cr_assert_eq(rs__h5w_array(w, "/runs/sys/latency", RS_DT_F64, 1, dims, lat, &err), RS_OK, "%s", err.msg);
+  float *lat32 = f32 ? malloc(nq * sizeof *lat32) : NULL;
+  cr_assert(!f32 || lat32);
+  for (size_t i = 0; f32 && i < nq; i++) lat32[i] = (float)lat[i];
+  cr_assert_eq(rs__h5w_array(w, "/runs/sys/latency", f32 ? RS_DT_F32 : RS_DT_F64, 1, dims, f32 ? (const void *)lat32 : lat, &err),
+               RS_OK, "%s", err.msg);
   cr_assert_eq(rs__h5w_commit(w, &err), RS_OK, "%s", err.msg);
   for (size_t i = 0; i < nq; i++) free(qid[i]);
-  free(qid), free(qoff), free(qdoc), free(qgrade), free(doc);
+  free(qid), free(qoff), free(qdoc), free(qgrade), free(doc), free(lat32);
   return path;
+}
+
+static char *write_latency_run(size_t nq, const double *lat) { return write_latency_run_as(nq, lat, 0); }
+
+/* Latencies copied from the file's bytes (float32 widened in place) equal
+ * libhdf5's reading of them, bit for bit, in windows at every offset
+ * class: the whole column, from row 1, a short run inside, the last row,
+ * none.  20001 rows: a column of 64 KiB or more starts aligned (rs__h5w),
+ * which the copy needs. */
+Test(latency, direct_reads_equal_libhdf5s)
+{
+  enum { N = 20001 };
+  double *lat = malloc(N * sizeof *lat), *direct = malloc(N * sizeof *direct), *via_hdf5 = malloc(N * sizeof *via_hdf5);
+  cr_assert(lat && direct && via_hdf5);
+  for (size_t i = 0; i < N; i++) lat[i] = (double)((i * 7919) % 30011) * 1.37e-6 + (i % 13 == 0 ? 0.1 : 0.0);
+  const size_t window[][2] = {{0, N}, {1, N - 1}, {333, 17}, {N - 1, 1}, {500, 0}};
+  for (int f32 = 0; f32 <= 1; f32++) {
+    const char *path = write_latency_run_as(N, lat, f32);
+    rs__corpus *c = NULL;
+    rs_error err = {0};
+    cr_assert_eq(rs__corpus_open(path, &c, &err), RS_OK, "%s", err.msg);
+    rs__run *run = &c->runs.run[0];
+    const uint64_t addr = run->latency_addr;
+    cr_assert(addr != 0 && run->latency_f32 == f32, "f32 %d: the column is contiguous, so it is copied", f32);
+    for (size_t k = 0; k < sizeof window / sizeof *window; k++) {
+      const size_t q0 = window[k][0], n = window[k][1];
+      memset(direct, 0xa5, N * sizeof *direct), memset(via_hdf5, 0x5a, N * sizeof *via_hdf5);
+      run->latency_addr = addr;
+      cr_assert_eq(rs__run_read_latency(run, q0, n, direct, &err), RS_OK, "%s", err.msg);
+      run->latency_addr = 0;
+      cr_assert_eq(rs__run_read_latency(run, q0, n, via_hdf5, &err), RS_OK, "%s", err.msg);
+      cr_expect(memcmp(direct, via_hdf5, n * sizeof *direct) == 0, "f32 %d, rows [%zu, %zu)", f32, q0, q0 + n);
+      for (size_t i = 0; i < n; i++)
+        cr_assert_eq(direct[i], f32 ? (double)(float)lat[q0 + i] : lat[q0 + i], "f32 %d, row %zu", f32, q0 + i);
+    }
+    run->latency_addr = addr;
+    rs__corpus_close(c);
+  }
+  free(lat), free(direct), free(via_hdf5);
 }
 
 /* The k-th comma-separated field of the line after the header. */

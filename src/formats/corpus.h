@@ -70,6 +70,11 @@ typedef struct rs__run {
   /* Byte offsets in the file of doc and score when they can be copied with
    * pread (contiguous, unfiltered, native int32 / float32 / float64), else 0. */
   uint64_t doc_addr, score_addr;
+  /* Likewise for latency (latency_f32: stored as float32), read in steps
+   * beside a sweep's scoring: through HDF5, each step's open and
+   * conversion cost about 130 instructions a row. */
+  uint64_t latency_addr;
+  int latency_f32;
   /* A run in memory: its rows (owned by the runset), else NULL.  csr, k
    * and n_docs then describe the layout import would write, which sizes
    * the engine's blocks as it would for the file. */
