@@ -416,6 +416,17 @@ Test(eval, ties_of_every_shape_order_as_trec_eval)
       cr_assert_eq(rb.status, 0, "%s", rb.err);
       char *pa = th_slurp(th_join(oa, "per_query.csv"), NULL), *pb = th_slurp(th_join(ob, "per_query.csv"), NULL);
       cr_assert(pa && pb);
+      /* the baseline row kernels (SSE2), which a CPU with AVX2 does not
+       * take otherwise: the same tie bits, so the same bytes */
+      char *base_env[] = {"RAGSWEEP_BASELINE_SIMD=1", NULL};
+      th_free(&ra);
+      ra = th_run(NULL, ev_a, base_env, NULL);
+      cr_assert_eq(ra.status, 0, "%s", ra.err);
+      char *pbase = th_slurp(th_join(oa, "per_query.csv"), NULL);
+      cr_assert(pbase);
+      cr_expect_str_eq(pbase, pa, "%s scores, ids %s: the baseline kernels rank ties otherwise", f32 ? "float32" : "float64",
+                       ids_sorted ? "in strcmp order" : "out of strcmp order");
+      free(pbase);
       cr_expect(strlen(pa) > 40 * 10 * 10, "per_query.csv holds every query's values");
       size_t at = 0, line = 1;
       while (pa[at] && pa[at] == pb[at]) line += pa[at++] == '\n';
@@ -425,6 +436,42 @@ Test(eval, ties_of_every_shape_order_as_trec_eval)
       free(pa), free(pb);
       th_free(&ra), th_free(&rb);
     }
+  }
+}
+
+/* A NaN anywhere in a long row is named by its column, whichever lanes of
+ * the score scan (eight, four or one a step) meet it: the first column,
+ * the vector steps, the last word's tail, the last column; float32 rows
+ * (the one-pass scan) and float64 ones, with each build's kernels. */
+Test(eval, a_nan_is_found_in_every_lane_of_the_scan)
+{
+  static tie_rows t;
+  char *dir = th_fresh_dir(), *path = th_join(dir, "nan.h5");
+  for (size_t d = 0; d < TIE_ND; d++) snprintf(t.name[d], sizeof t.name[d], "d%03zu", d), t.did[d] = t.name[d];
+  for (size_t q = 0; q < TIE_NQ; q++)
+    for (size_t j = 0; j < TIE_K; j++) t.doc[q][j] = (int32_t)j, t.score[q][j] = 1000.0 - (double)(j / 2);
+  judge_tie_rows(&t);
+  const size_t column[] = {0, 1, 7, 8, 63, 64, 65, 100, 127, 128, 143, 144, 148, 149};
+  char *base_env[] = {"RAGSWEEP_BASELINE_SIMD=1", NULL};
+  for (size_t k = 0; k < sizeof column / sizeof *column; k++) {
+    const size_t q = 3 + k % 30, j = column[k];
+    const double kept = t.score[q][j];
+    t.score[q][j] = NAN;
+    for (int f32 = 0; f32 <= 1; f32++) {
+      write_tie_corpus(&t, f32 ? RS_DT_F32 : RS_DT_F64, path);
+      char want[160];
+      snprintf(want, sizeof want, "/runs/sys/score: row %zu (query \"q%02zu\"), column %zu: expected a number, found NaN", q, q, j);
+      for (int base = 0; base <= 1; base++) {
+        char *argv[] = {(char *)th_bin(), "eval", path, "-o", th_join(dir, "out"), "--quiet", NULL};
+        th_result r = th_run(NULL, argv, base ? base_env : NULL, NULL);
+        cr_expect_eq(r.status, 2, "column %zu, %s, %s kernels: exit %d", j, f32 ? "float32" : "float64", base ? "baseline" : "default",
+                     r.status);
+        cr_expect(strstr(r.err, want), "column %zu, %s, %s kernels: %s", j, f32 ? "float32" : "float64",
+                  base ? "baseline" : "default", r.err);
+        th_free(&r);
+      }
+    }
+    t.score[q][j] = kept;
   }
 }
 

@@ -463,6 +463,8 @@ static int eval_run(eval_args *a, const shard_set *merge)
   cfg.latency_cdf = po->report;
   cfg.threads = (int)threads;
   cfg.batch_docs = (size_t)a->batch_docs;
+  const char *baseline = getenv("RAGSWEEP_BASELINE_SIMD"); /* the baseline row kernels (rs__sweep_cfg.baseline_simd) */
+  cfg.baseline_simd = baseline && *baseline && strcmp(baseline, "0") != 0;
   if (!a->quiet && root && isatty(STDERR_FILENO)) {
     clock_gettime(CLOCK_MONOTONIC, &prog.start);
     prog.last = prog.start;

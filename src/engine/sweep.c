@@ -16,6 +16,7 @@
 #include "engine/shard.h"
 #include "metrics/topic.h"
 #include "util/idsort.h"
+#include "util/simd.h"
 
 enum {
   /* ~1.5 MB of doc ids and scores per batch: two batches (the one scored,
@@ -68,7 +69,7 @@ typedef struct {
   size_t cap, hcap;
   uint32_t *order, *tmp;
   int32_t *sdoc; /* the ranking's docs, when not in stored order */
-  uint64_t *tie; /* [cap / 64 + 1]: see tie_bits_f32 */
+  uint64_t *tie; /* [cap / 64 + 1]: see scan_scores_f32 */
   int32_t *rel;
   int32_t *judged; /* [cap]: the ranks of the row's judged docs (hash_join), for the metrics */
   size_t n_judged;
@@ -105,6 +106,7 @@ typedef struct {
   int32_t *lv_grade;
   uint32_t *lv_count, *lv_n;
   thread_state *ts;
+  rs__item_fn score; /* score_row, or its AVX2 build (row_scorer) */
   /* Three batches in turn: one scored (cur), the one before it combined
    * into the sums (prev) and the one after it read (next), the last two by
    * the side thread beside the scoring. */
@@ -374,32 +376,111 @@ static inline void order_tie_group(const rs__corpus *c, const int32_t *id_rank, 
 }
 
 /* Bit j of tie[] (word j / 64) is set when ranks j and j + 1 have equal
- * scores, compared in their stored type; m = n - 1 pairs.  With SSE2, four
- * floats (two doubles) a step, their comparison's sign bits taken at once.
- * A bit mask rather than a byte per pair: the groups are then found with a
- * count of trailing zeros each, where scanning the bytes mispredicted a
- * branch a word (1 rank in 10 ties in the generated sweeps: 12% of a
- * one-thread profile of 100 x 100k went to the ties that way). */
-#define DEFINE_TIE_BITS(NAME, T, STEP, SIMD_BITS)                                                     \
-  static void NAME(const T *restrict s, size_t m, uint64_t *restrict tie)                               \
-  {                                                                                                      \
-    for (size_t w = 0; w * 64 < m; w++) { /* each word built in a register */                            \
-      const size_t end = m - w * 64 < 64 ? m : w * 64 + 64;                                              \
-      size_t j = w * 64;                                                                                 \
-      uint64_t bits = 0;                                                                                 \
-      for (; j + STEP <= end; j += STEP) bits |= (uint64_t)SIMD_BITS << (j % 64);                        \
-      for (; j < end; j++) bits |= (uint64_t)(s[j] == s[j + 1]) << (j % 64);                             \
-      tie[w] = bits;                                                                                     \
-    }                                                                                                    \
-  }
+ * scores, compared in their stored type; m = n - 1 pairs.  A bit mask
+ * rather than a byte per pair: the groups are then found with a count of
+ * trailing zeros each, where scanning the bytes mispredicted a branch a
+ * word (1 rank in 10 ties in the generated sweeps: 12% of a one-thread
+ * profile of 100 x 100k went to the ties that way).  float64 scores here,
+ * two a step with SSE2; float32 ones in the checks' pass (scan_scores_f32). */
+static void tie_bits_f64(const double *restrict s, size_t m, uint64_t *restrict tie)
+{
+  for (size_t w = 0; w * 64 < m; w++) { /* each word built in a register */
+    const size_t end = m - w * 64 < 64 ? m : w * 64 + 64;
+    size_t j = w * 64;
+    uint64_t bits = 0;
 #if defined(__SSE2__)
-DEFINE_TIE_BITS(tie_bits_f32, float, 4, _mm_movemask_ps(_mm_cmpeq_ps(_mm_loadu_ps(s + j), _mm_loadu_ps(s + j + 1))))
-DEFINE_TIE_BITS(tie_bits_f64, double, 2, _mm_movemask_pd(_mm_cmpeq_pd(_mm_loadu_pd(s + j), _mm_loadu_pd(s + j + 1))))
-#else
-DEFINE_TIE_BITS(tie_bits_f32, float, 1, (s[j] == s[j + 1]))
-DEFINE_TIE_BITS(tie_bits_f64, double, 1, (s[j] == s[j + 1]))
+    for (; j + 2 <= end; j += 2)
+      bits |= (uint64_t)_mm_movemask_pd(_mm_cmpeq_pd(_mm_loadu_pd(s + j), _mm_loadu_pd(s + j + 1))) << (j % 64);
 #endif
-#undef DEFINE_TIE_BITS
+    for (; j < end; j++) bits |= (uint64_t)(s[j] == s[j + 1]) << (j % 64);
+    tie[w] = bits;
+  }
+}
+
+/* What one pass over a row's float32 scores found: any NaN, any pair
+ * rising (s[j] < s[j + 1]: the row must be sorted), any pair tied
+ * (non-zero: true). */
+typedef struct {
+  uint32_t nan, rising, tied;
+} score_flags;
+
+/* The pairs [j, end) of word w's range, one at a time (the scans' tails). */
+static inline void scan_pairs_f32(const float *s, size_t j, size_t end, uint64_t *bits, score_flags *f)
+{
+  for (; j < end; j++) {
+    f->nan |= (uint32_t)(s[j + 1] != s[j + 1]);
+    f->rising |= (uint32_t)(s[j] < s[j + 1]);
+    *bits |= (uint64_t)(s[j] == s[j + 1]) << (j % 64);
+  }
+}
+
+/* The checks of a row's float32 scores s[0, n) and its tie bits (as
+ * tie_bits_f64's) in one pass: each pair's two loads give its NaN test,
+ * its order and its tie.  Three loops over the row and a fourth for the
+ * bits took 7.7 instructions a doc (callgrind, 5 runs x 20k x 100); this
+ * takes 3.4 with SSE2, 2.7 with AVX2 (scan_scores_f32_avx2), a third of
+ * that in the scalar tail of the row's last word, which a last vector step
+ * overlapping the one before now covers (only words of fewer pairs than a
+ * step's go one pair at a time). */
+static score_flags scan_scores_f32(const float *restrict s, size_t n, uint64_t *restrict tie)
+{
+  score_flags f = {(uint32_t)(n && s[0] != s[0]), 0, 0};
+  const size_t m = n ? n - 1 : 0;
+  uint64_t any_tie = 0;
+  for (size_t w = 0; w * 64 < m; w++) {
+    const size_t end = m - w * 64 < 64 ? m : w * 64 + 64;
+    size_t j = w * 64;
+    uint64_t bits = 0;
+#if defined(__SSE2__)
+    __m128 nan = _mm_setzero_ps(), rising = _mm_setzero_ps();
+    if (end - j >= 4)
+      for (;;) {
+        const __m128 a = _mm_loadu_ps(s + j), b = _mm_loadu_ps(s + j + 1);
+        nan = _mm_or_ps(nan, _mm_cmpunord_ps(b, b));
+        rising = _mm_or_ps(rising, _mm_cmplt_ps(a, b));
+        bits |= (uint64_t)_mm_movemask_ps(_mm_cmpeq_ps(a, b)) << (j % 64);
+        if ((j += 4) >= end) break;
+        if (j + 4 > end) j = end - 4; /* the tail: a last step that overlaps, as OR takes a bit twice */
+      }
+    f.nan |= (uint32_t)_mm_movemask_ps(nan), f.rising |= (uint32_t)_mm_movemask_ps(rising);
+#endif
+    scan_pairs_f32(s, j, end, &bits, &f);
+    tie[w] = bits;
+    any_tie |= bits;
+  }
+  f.tied = any_tie != 0;
+  return f;
+}
+
+#ifdef RS_HAVE_AVX2
+RS_AVX2_TARGET static score_flags scan_scores_f32_avx2(const float *restrict s, size_t n, uint64_t *restrict tie)
+{
+  score_flags f = {(uint32_t)(n && s[0] != s[0]), 0, 0};
+  const size_t m = n ? n - 1 : 0;
+  uint64_t any_tie = 0;
+  for (size_t w = 0; w * 64 < m; w++) {
+    const size_t end = m - w * 64 < 64 ? m : w * 64 + 64;
+    size_t j = w * 64;
+    uint64_t bits = 0;
+    __m256 nan = _mm256_setzero_ps(), rising = _mm256_setzero_ps();
+    if (end - j >= 8)
+      for (;;) {
+        const __m256 a = _mm256_loadu_ps(s + j), b = _mm256_loadu_ps(s + j + 1);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+        rising = _mm256_or_ps(rising, _mm256_cmp_ps(a, b, _CMP_LT_OQ));
+        bits |= (uint64_t)_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_EQ_OQ)) << (j % 64);
+        if ((j += 8) >= end) break;
+        if (j + 8 > end) j = end - 8; /* the tail, overlapping (see scan_scores_f32) */
+      }
+    f.nan |= (uint32_t)_mm256_movemask_ps(nan), f.rising |= (uint32_t)_mm256_movemask_ps(rising);
+    scan_pairs_f32(s, j, end, &bits, &f);
+    tie[w] = bits;
+    any_tie |= bits;
+  }
+  f.tied = any_tie != 0;
+  return f;
+}
+#endif
 
 /* The first j in [from, m) whose tie bit is set (flip 0) or clear (flip
  * all ones); m if none. */
@@ -427,7 +508,8 @@ static inline size_t next_tie_bit(const uint64_t *tie, size_t from, size_t m, ui
  * goes is a coin toss that mispredicted once a group.  Longer groups
  * (rarer) then go through order_tie_group, which leaves the sorted pairs
  * as they are. */
-static void order_ties(const rs__corpus *c, const int32_t *id_rank, int32_t *restrict docs, const uint64_t *tie, size_t m)
+static inline __attribute__((always_inline)) void order_ties(const rs__corpus *c, const int32_t *id_rank,
+                                                             int32_t *restrict docs, const uint64_t *tie, size_t m)
 {
   const size_t n_words = (m + 63) / 64;
   uint64_t carry = 0, longer = 0; /* carry: the last bit of the word before */
@@ -465,9 +547,12 @@ static inline size_t join_slot_of(int32_t doc, unsigned shift) { return ((uint32
  * it, with *dup_rank its rank.  One table holds the judged docs and the
  * ranked ones (see JOIN_JUDGED).  Most ranked docs are not judged and land
  * on an empty slot at the first probe: that path is a load, a compare and
- * a store. */
-static int hash_join(thread_state *t, const rs__corpus *c, const int32_t *restrict docs, size_t n, size_t qa, size_t qb,
-                     int32_t *restrict rel, size_t *dup_rank)
+ * a store.  Inlined into both builds of score_row's body, like order_ties:
+ * out of line, the AVX2 build called baseline copies (5 runs x 20k x 100:
+ * 591 against 582 M instructions). */
+static inline __attribute__((always_inline)) int hash_join(thread_state *t, const rs__corpus *c,
+                                                           const int32_t *restrict docs, size_t n, size_t qa, size_t qb,
+                                                           int32_t *restrict rel, size_t *dup_rank)
 {
   if (++t->gen == 0) {
     memset(t->join_key, 0, t->hcap * sizeof *t->join_key);
@@ -525,8 +610,13 @@ static size_t second_copy(const int32_t *doc, size_t n, int32_t d)
   return j;
 }
 
-static void score_row(void *vctx, size_t row, int tid)
+/* One row: checked, ranked, joined with its judgments and scored.  One
+ * body, built twice: for the baseline (score_row) and for AVX2
+ * (score_row_avx2), where the row's checks run eight lanes wide; avx2 is
+ * a constant in each. */
+static inline __attribute__((always_inline)) void score_row_body(void *vctx, size_t row, int tid, int avx2)
 {
+  (void)avx2; /* (no AVX2 build here) */
   engine *e = vctx;
   batch *bt = e->cur;
   thread_state *t = &e->ts[tid];
@@ -576,13 +666,12 @@ static void score_row(void *vctx, size_t row, int tid)
   if (e->runs[sg->run]->has_score && n) {
     uint64_t nan = 0; /* 64-bit flags: the width of a double, so the loops vectorise */
     if (s32) {
-      uint32_t nan32 = s32[0] != s32[0], rising32 = 0, tied32 = 0;
-      for (size_t j = 1; j < n; j++) {
-        nan32 |= (uint32_t)(s32[j] != s32[j]);
-        rising32 |= (uint32_t)(s32[j - 1] < s32[j]);
-        tied32 |= (uint32_t)(s32[j - 1] == s32[j]);
-      }
-      nan = nan32, rising = rising32, tied = tied32;
+#ifdef RS_HAVE_AVX2
+      const score_flags f = avx2 ? scan_scores_f32_avx2(s32, n, t->tie) : scan_scores_f32(s32, n, t->tie);
+#else
+      const score_flags f = scan_scores_f32(s32, n, t->tie);
+#endif
+      nan = f.nan, rising = f.rising, tied = f.tied;
       if (!nan && rising) { /* a full sort compares doubles */
         double *restrict d = t->score;
         for (size_t j = 0; j < n; j++) d[j] = (double)s32[j];
@@ -635,8 +724,7 @@ static void score_row(void *vctx, size_t row, int tid)
       ord = o;
     } else {
       memcpy(sd, doc, n * sizeof *sd);
-      if (s32) tie_bits_f32(s32, n - 1, t->tie);
-      else tie_bits_f64(s64, n - 1, t->tie);
+      if (!s32) tie_bits_f64(s64, n - 1, t->tie); /* float32's: in t->tie since the checks */
       order_ties(c, e->id_rank, sd, t->tie, n - 1);
     }
     ranked = sd;
@@ -658,6 +746,21 @@ static void score_row(void *vctx, size_t row, int tid)
                   out + v * e->n_req);
   }
   *status = ROW_EVAL;
+}
+
+static void score_row(void *vctx, size_t row, int tid) { score_row_body(vctx, row, tid, 0); }
+#ifdef RS_HAVE_AVX2
+RS_AVX2_TARGET static void score_row_avx2(void *vctx, size_t row, int tid) { score_row_body(vctx, row, tid, 1); }
+#endif
+
+/* The row scorer this CPU runs, unless the config asks for the baseline. */
+static rs__item_fn row_scorer(const rs__sweep_cfg *cfg)
+{
+#ifdef RS_HAVE_AVX2
+  if (!cfg->baseline_simd && rs__cpu_has_avx2()) return score_row_avx2;
+#endif
+  (void)cfg;
+  return score_row;
 }
 
 /* --- reading ------------------------------------------------------------------- */
@@ -1020,7 +1123,7 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
 {
   engine e = {.cfg = cfg, .c = c, .runs = runs, .n_runs = n_runs, .res = results,
               .threads = rs__threads(cfg->threads), .n_req = cfg->spec->n_req,
-              .batch_docs = cfg->batch_docs ? cfg->batch_docs : DEFAULT_BATCH_DOCS};
+              .batch_docs = cfg->batch_docs ? cfg->batch_docs : DEFAULT_BATCH_DOCS, .score = row_scorer(cfg)};
   if (n_runs) memset(results, 0, n_runs * sizeof *results);
   if (!(e.group = rs__calloc(n_runs ? n_runs : 1, sizeof *e.group))) return rs__fail(err, RS_NOMEM, "out of memory");
   size_t max_group = 1;
@@ -1087,7 +1190,7 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
     for (int i = 0; i < e.threads && !rc; i++) rc = ensure_thread(&e, &e.ts[i], e.cur->max_len, err);
     if (rc) goto done;
     if (tm) t0 = rs__seconds();
-    rs__parallel_for_beside(e.cur->n_rows, e.threads, CHUNK_ROWS, score_row, &e, side_work, &e);
+    rs__parallel_for_beside(e.cur->n_rows, e.threads, CHUNK_ROWS, e.score, &e, side_work, &e);
     if (tm) tm->score += rs__seconds() - t0;
     if ((rc = e.done_rc)) {
       *err = e.done_err;

@@ -50,6 +50,7 @@ typedef struct rs__sweep_cfg {
   int ties_stored; /* --ties=stored: the stored order is the ranking */
   int threads;     /* 0: all cores */
   size_t batch_docs; /* docs per batch (0: default) */
+  int baseline_simd; /* score rows with the baseline build's kernels even where AVX2's run (tests, comparisons) */
   /* Called on the caller's thread for every evaluated query, in run order
    * then query order (runs cut from the same rows, eval --depths: block by
    * block, each block in the runs' order); a non-zero return stops the

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/simd.h"
+
 /* C's isspace in the "C" locale, without the locale lookup. */
 static inline int rs__is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
@@ -133,8 +135,7 @@ static inline size_t rs__run_line_fields(const char *p, const char **qid, size_t
   return rs__run_fields_of(p, ws, nl, qid, qid_len, doc, doc_len, score, score_len);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
+#ifdef RS_HAVE_AVX2
 /* rs__line_masks and rs__run_line_fields on CPUs with AVX2 (asked at run
  * time: the build targets the baseline x86-64), for code compiled for
  * them (RS_AVX2_TARGET): two 32-byte steps where SSE2 takes four of 16,
@@ -142,7 +143,6 @@ static inline size_t rs__run_line_fields(const char *p, const char **qid, size_t
  * instructions (callgrind); 1M x 100 at two threads, three runs each in
  * turn: 2.24-2.37 -> 2.06-2.12 s.  The same masks, so the same fields. */
 #define RS_HAVE_AVX2_LINES 1
-#define RS_AVX2_TARGET __attribute__((target("avx2,bmi,bmi2")))
 RS_AVX2_TARGET static inline void rs__line_masks_avx2(const char *p, uint64_t *ws_out, uint64_t *nl_out)
 {
   uint64_t ws = 0, nl = 0;
@@ -166,13 +166,6 @@ RS_AVX2_TARGET static inline size_t rs__run_line_fields_avx2(const char *p, cons
   uint64_t ws, nl;
   rs__line_masks_avx2(p, &ws, &nl);
   return rs__run_fields_of(p, ws, nl, qid, qid_len, doc, doc_len, score, score_len);
-}
-
-/* Whether this CPU runs code compiled for RS_AVX2_TARGET. */
-static inline int rs__cpu_has_avx2(void)
-{
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
 }
 #endif
 #define RS_HAVE_LINE_TOKENS 1
