@@ -616,7 +616,7 @@ static size_t second_copy(const int32_t *doc, size_t n, int32_t d)
  * a constant in each. */
 static inline __attribute__((always_inline)) void score_row_body(void *vctx, size_t row, int tid, int avx2)
 {
-  (void)avx2; /* (no AVX2 build here) */
+  (void)avx2; /* unused where there is no AVX2 build */
   engine *e = vctx;
   batch *bt = e->cur;
   thread_state *t = &e->ts[tid];

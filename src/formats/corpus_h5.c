@@ -2912,7 +2912,8 @@ rs_code rs__run_read_latency(const rs__run *run, size_t q0, size_t n, double *ou
      * positions 2i - n and 2i - n + 1, neither of them past i. */
     const size_t esize = run->latency_f32 ? sizeof(float) : sizeof(double);
     float *f32 = run->latency_f32 ? (float *)out + n : NULL;
-    rs_code rc = read_window(run, f32 ? (void *)f32 : (void *)out, run->latency_addr + (uint64_t)q0 * esize, n * esize, shown, err);
+    rs_code rc = read_window(run, f32 ? (void *)f32 : (void *)out, run->latency_addr + (uint64_t)q0 * esize, n * esize,
+                             shown, err);
     if (!rc && f32)
       for (size_t i = 0; i < n; i++) out[i] = (double)f32[i];
     return rc;
