@@ -88,6 +88,20 @@ static void read_everywhere(const char *path, char *msg1, size_t cap)
   rs__qrels_free(one);
 }
 
+/* The qrels text, written to a file, read alike at 1 to 4 threads without
+ * an error (read_everywhere); the tables of the read at 2 threads. */
+static rs__qrels *read_well_everywhere(const char *qrels_text)
+{
+  const char *path = th_write_temp(0, "qrels.txt", qrels_text);
+  char msg[512];
+  read_everywhere(path, msg, sizeof msg);
+  cr_expect_str_eq(msg, "");
+  rs__qrels *q = NULL;
+  rs_error err = {0};
+  cr_assert_eq(rs__qrels_read(path, RS_NUMBERS_AS_TREC_EVAL, 2, &q, &err), RS_OK, "%s", err.msg);
+  return q;
+}
+
 /* 2 x 60000 judgment lines around a middle of 'mid' (a comment of 100
  * bytes first, so that half the text falls in it and the second share
  * starts at the line after it). */
@@ -141,13 +155,7 @@ Test(qrels_read, a_topic_cut_by_the_shares_stays_in_place)
   for (unsigned i = 0; i < 18001; i++)
     for (unsigned k = 0; k < 7; k++) put(&t, "t%06u 0 d%06u %u\n", (i * 7919u + 13u) % 1000000u, k, (i + k) % 3);
   cr_assert_eq(t.len, 18001u * 7 * 20);
-  const char *path = th_write_temp(0, "qrels.txt", t.s);
-  char msg[512];
-  read_everywhere(path, msg, sizeof msg);
-  cr_expect_str_eq(msg, "");
-  rs__qrels *q = NULL;
-  rs_error err = {0};
-  cr_assert_eq(rs__qrels_read(path, RS_NUMBERS_AS_TREC_EVAL, 2, &q, &err), RS_OK, "%s", err.msg);
+  rs__qrels *q = read_well_everywhere(t.s);
   size_t bad = 0;
   for (size_t r = 0; r < q->n_topics; r++) { /* in place: topic r's lines are where the file has them */
     const char *line = q->doc[q->first[r]] - 3 - q->topic_len[r];
@@ -172,13 +180,7 @@ Test(qrels_read, parts_of_the_keys_cut_inside_a_topic)
   text t = {0};
   for (unsigned pass = 0; pass < 3; pass++)
     for (unsigned i = 0; i < N_TOPICS; i++) put(&t, "t%06u 0 d%u_%06u %u\n", (i * 7919u + 13u) % 1000000u, pass, i, pass);
-  const char *path = th_write_temp(0, "qrels.txt", t.s);
-  char msg[512];
-  read_everywhere(path, msg, sizeof msg);
-  cr_expect_str_eq(msg, "");
-  rs__qrels *q = NULL;
-  rs_error err = {0};
-  cr_assert_eq(rs__qrels_read(path, RS_NUMBERS_AS_TREC_EVAL, 2, &q, &err), RS_OK, "%s", err.msg);
+  rs__qrels *q = read_well_everywhere(t.s);
   cr_assert_eq(q->n_topics, N_TOPICS);
   size_t bad = 0;
   for (size_t r = 0; r < q->n_topics; r++) {
