@@ -281,6 +281,54 @@ Test(tokens, short_score_parser_equals_the_fast_path)
   cr_assert_gt(answered, 20000, "%zu tokens answered", answered);
 }
 
+#ifdef RS_HAVE_AVX2
+RS_AVX2_TARGET static int atof8_bmi2(const char *s, size_t n, double *out) { return rs__atof8_bmi2(s, n, out); }
+#endif
+
+/* rs__atof8_bmi2 (the AVX2 build's) must take the tokens rs__atof8 takes
+ * and give the same bits: every token of up to 8 bytes over the digits
+ * 0, 5, 9, '.', and the near misses '/', ':' and 'a' (5.8M), then seeded
+ * random ones over all digits, '.', signs, 'e' and blanks. */
+Test(tokens, bmi2_short_score_parser_equals_the_word_one)
+{
+#ifndef RS_HAVE_AVX2
+  cr_skip_test("no AVX2 build on this target");
+#else
+  if (!rs__cpu_has_avx2()) cr_skip_test("this CPU has no AVX2/BMI2");
+  static const char small[] = "059./:a";
+  char buf[16];
+  size_t taken = 0, tried = 0;
+  for (size_t n = 0; n <= 8; n++) {
+    size_t total = 1;
+    for (size_t i = 0; i < n; i++) total *= 7;
+    for (size_t c = 0; c < total; c++) {
+      size_t x = c;
+      for (size_t i = 0; i < 8; i++) {
+        buf[i] = i < n ? small[x % 7] : "9.5x"[i & 3]; /* after the token: bytes it must not read as its own */
+        if (i < n) x /= 7;
+      }
+      double a = -1, b = -2;
+      const int ra = rs__atof8(buf, n, &a), rb = atof8_bmi2(buf, n, &b);
+      cr_assert_eq(ra, rb, "'%.*s': the word parser says %d, BMI2 %d", (int)n, buf, ra, rb);
+      if (ra) cr_assert(memcmp(&a, &b, sizeof a) == 0, "'%.*s': %.17g and %.17g", (int)n, buf, a, b);
+      taken += (size_t)ra, tried++;
+    }
+  }
+  static const char alphabet[] = "0123456789012345678901234567890123456789....../:-+e \t";
+  srand(4343);
+  for (int it = 0; it < 2000000; it++) {
+    const size_t n = (size_t)(rand() % 10);
+    for (size_t j = 0; j < sizeof buf; j++) buf[j] = alphabet[rand() % (int)(sizeof alphabet - 1)];
+    double a = -1, b = -2;
+    const int ra = rs__atof8(buf, n, &a), rb = atof8_bmi2(buf, n, &b);
+    cr_assert_eq(ra, rb, "'%.*s': the word parser says %d, BMI2 %d", (int)n, buf, ra, rb);
+    if (ra) cr_assert(memcmp(&a, &b, sizeof a) == 0, "'%.*s': %.17g and %.17g", (int)n, buf, a, b);
+    taken += (size_t)ra, tried++;
+  }
+  cr_assert_gt(taken, 500000, "%zu of %zu tokens taken", taken, tried);
+#endif
+}
+
 /* rs__hash_bytes reads the last bytes of an id with overlapping word
  * loads; it must give the value of the plain byte-by-byte definition
  * below, for every length (each copy sits at the end of its own
