@@ -41,6 +41,16 @@ ParameterizedTestParameters(reject, inputs)
       {"run empty", OKQ, "", "", 2, "run.txt: the run file is empty"},
       {"duplicate docs", OKQ, "q1 Q0 d1 1 2.0 t\nq1 Q0 d1 2 1.0 t\nq2 Q0 d3 1 5.0 t\n", "", 4,
        "topic 'q1': duplicate docs d1"},
+      /* docnos of 8 to 16 bytes and of more (two ways of hashing them in
+       * the set of a topic's ranked docs): the smallest one twice is told */
+      {"duplicate 8-16 byte docs", "q1 0 doc-0000002 1\n",
+       "q1 Q0 doc-0000009 1 4.0 t\nq1 Q0 doc-0000002 2 3.0 t\nq1 Q0 doc-0000009 3 2.0 t\n"
+       "q1 Q0 doc-00000010 4 1.5 t\nq1 Q0 doc-0000002 5 1.0 t\n",
+       "", 4, "topic 'q1': duplicate docs doc-0000002"},
+      {"duplicate long docs", "q1 0 msmarco_passage_01_002 1\n",
+       "q1 Q0 msmarco_passage_01_009 1 4.0 t\nq1 Q0 msmarco_passage_01_002 2 3.0 t\n"
+       "q1 Q0 msmarco_passage_01_009 3 2.0 t\n",
+       "", 4, "topic 'q1': duplicate docs msmarco_passage_01_009"},
       {"missing topic", OKQ, "q1 Q0 d1 1 2.0 t\n", "", 4, "topic 'q2' is judged in the qrels but has no ranking"},
       {"unknown measure", OKQ, OKR, "-m foo", 1, "unknown measure 'foo'"},
       {"zero cutoff", OKQ, OKR, "-m P.0", 1, "measure P: cutoff '0' is not a positive integer"},
