@@ -251,6 +251,17 @@ Test(corpus_ids, fixed_length_order_is_strcmp_order_of_the_strings)
       {"z\0\0\0\0\0\0\0" "\xc3\xa9\0\0\0\0\0\0", 8, 1},
       {"same-id-1234567" "same-id-1234567", 15, 0},
       {"same-id-1234567" "same-id-1234568", 15, 1},
+      /* 9 to 16 bytes (the first 8 and the last 8 as two numbers) */
+      {"abcdefgh1" "abcdefgh2", 9, 1},
+      {"abcdefgh2" "abcdefgh1", 9, 0},
+      {"abcdefghij\0x" "abcdefghij\0y", 12, 0},  /* equal: a NUL in the last word, bytes after it differ */
+      {"abcdefghij\0y" "abcdefghi\0\0x", 12, 0}, /* the second ends first */
+      {"abcdefghi\0\0x" "abcdefghij\0a", 12, 1},
+      {"abcdefgh\0\0\0\0\0\0\0z" "abcdefgh\0\0\0\0\0\0\0a", 16, 0}, /* a NUL at byte 8 */
+      {"abcdefghijklmno\x7f" "abcdefghijklmno\x80", 16, 1}, /* unsigned, in the last byte */
+      {"abcdefghijklmno\x80" "abcdefghijklmno\x7f", 16, 0},
+      {"abc\0wxyz12345" "abc\0wxyz12346", 13, 0},     /* equal in the first word, whatever follows */
+      {"abb\0wxyz12345" "abc\0wxyz12344", 13, 1},
   };
   for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
     for (int pad = 0; pad < 2; pad++) {

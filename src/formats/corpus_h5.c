@@ -2512,6 +2512,48 @@ static inline int fixed_rise(const char *a, const char *b, size_t w, int space_p
   return 0;
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(__GNUC__)
+/* The word u of a string, and the one of another at the same place, cut
+ * after u's first NUL (bytes past it are not the string's), as numbers
+ * that order as the bytes do; 1 when u holds a NUL. */
+static inline int cut_words(uint64_t u, uint64_t v, uint64_t *hu, uint64_t *hv)
+{
+  const uint64_t nul = (u - 0x0101010101010101ull) & ~u & 0x8080808080808080ull; /* lowest flag exact */
+  const uint64_t first = nul & (0 - nul);
+  const uint64_t keep = ((first >> 7) << 8) - 1; /* bytes up to that NUL; all 8 without one */
+  *hu = __builtin_bswap64(u & keep), *hv = __builtin_bswap64(v & keep);
+  return nul != 0;
+}
+
+/* Whether rows [0, n) of w bytes (9 to 16, NUL-padded: ids like
+ * "doc00012345") rise strictly, as fixed_rise says: each row's first 8
+ * bytes and last 8, cut after the first NUL, compared as numbers, the
+ * last 8 only when the first 8 are equal and hold no NUL (those it reads
+ * again are then equal and not NUL).  fixed_rise's loop and byte loop
+ * for the rest were 60 instructions a row of 11 bytes (callgrind, 2M
+ * rows). */
+static int short_rows_rise(const char *rows, size_t n, size_t w)
+{
+  for (size_t j = 0; j + 1 < n; j++) {
+    const char *x = rows + j * w, *y = x + w;
+    uint64_t u, v, hu, hv;
+    memcpy(&u, x, 8);
+    memcpy(&v, y, 8);
+    const int ends = cut_words(u, v, &hu, &hv);
+    if (hu != hv) {
+      if (hu > hv) return 0;
+      continue;
+    }
+    if (ends) return 0; /* equal */
+    memcpy(&u, x + w - 8, 8);
+    memcpy(&v, y + w - 8, 8);
+    cut_words(u, v, &hu, &hv);
+    if (hu >= hv) return 0;
+  }
+  return 1;
+}
+#endif
+
 static void check_order_part(void *vp, size_t i, int tid)
 {
   (void)tid;
@@ -2525,7 +2567,13 @@ static void check_order_part(void *vp, size_t i, int tid)
   for (size_t a = r0; a < r1 && in_order && !p->rc[i]; a += per_read) {
     const size_t k = r1 - a < per_read ? r1 - a : per_read;
     if ((p->rc[i] = pread_all(p->fd, buf + w, k * w, fr->at + (uint64_t)a * w, p->file, "/docs/id", &p->err[i]))) break;
-    for (size_t j = a == r0 ? 1 : 0; j < k && in_order; j++) in_order = fixed_rise(buf + j * w, buf + (j + 1) * w, w, fr->space_pad);
+    const size_t j0 = a == r0 ? 1 : 0; /* row j0 is the first to compare with the row before it */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(__GNUC__)
+    if (!fr->space_pad && w - 9 < 8) {
+      in_order = short_rows_rise(buf + j0 * w, k + 1 - j0, w);
+    } else
+#endif
+      for (size_t j = j0; j < k && in_order; j++) in_order = fixed_rise(buf + j * w, buf + (j + 1) * w, w, fr->space_pad);
     memcpy(buf, buf + k * w, w);
   }
   free(buf);
