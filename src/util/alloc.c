@@ -6,9 +6,12 @@
  *
  * Only the whole 2 MB pages inside a block can be huge.  malloc puts a
  * large block 16 bytes into a fresh mapping, so up to 2 MB at its start
- * went in 4 kB pages, and blocks under 4 MiB (1M topics x 4 bytes) were
- * not hinted at all: reading 1M x 100 qrels took 11.5k faults.  rs__malloc
- * therefore starts a block of 2 MB or more on a 2 MB boundary (7.9k).
+ * and its end went in 4 kB pages, and blocks under 4 MiB (1M topics x 4
+ * bytes) were not hinted at all: reading 1M x 100 qrels took 11.5k faults.
+ * rs__malloc therefore gives a block of 2 MB or more whole 2 MB pages:
+ * aligned (the qrels: 7.9k faults), and the size rounded up (the whole
+ * 1M x 100 text run: 8.5k -> 4.4k, peak RSS 309 -> 315 MB; the 1M HDF5
+ * sweep: 7.0k -> 4.6k, 68 -> 70 MB).
  * rs__calloc does not: glibc's calloc leaves a fresh mapping untouched,
  * where an aligned block would have to be cleared, page by page, though
  * the caller may never touch most of it. */
@@ -39,8 +42,9 @@ void *rs__malloc(size_t size)
 {
   if (size >= HUGE_MIN) { /* (the slack before the boundary is never touched) */
     void *p = NULL;
-    if (posix_memalign(&p, HUGE_PAGE, size) != 0) return NULL;
-    return huge_hint(p, size);
+    const size_t whole = (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+    if (whole < size || posix_memalign(&p, HUGE_PAGE, whole) != 0) return NULL;
+    return huge_hint(p, whole);
   }
   return malloc(size ? size : 1);
 }
