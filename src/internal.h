@@ -32,15 +32,13 @@
 /* Fills *err (if non-NULL) with code and the formatted message; returns code. */
 rs_code rs__fail(rs_error *err, rs_code code, const char *fmt, ...) RS_PRINTF(3, 4);
 
-/* malloc/realloc that treat a zero size as one byte, so NULL means failure. */
+/* malloc/realloc that treat a zero size as one byte, so NULL means failure.
+ * rs__malloc gives a block of 2 MB or more whole 2 MB pages (aligned, the
+ * size rounded up), which transparent huge pages then fill: one fault
+ * where an unaligned block takes hundreds of 4 kB ones (alloc.c). */
 void *rs__malloc(size_t size);
 void *rs__calloc(size_t n, size_t size);
 void *rs__realloc(void *p, size_t size);
-/* As rs__malloc, on whole 2 MB pages (aligned, the size rounded up) for a
- * block of a few MB that is filled and refilled: a transparent huge page
- * takes one fault where an unaligned block takes hundreds of 4 kB ones.
- * Freed with free; never realloc'd (realloc does not keep the alignment). */
-void *rs__malloc_pages(size_t size);
 /* As rs__malloc, on whole cache lines (aligned, the size rounded up): an
  * array whose parts different threads write, each part a multiple of
  * RS_CACHE_LINE bytes, has no line two threads write.  Freed with free. */

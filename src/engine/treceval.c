@@ -250,15 +250,8 @@ typedef struct {
   int slow_score;   /* out: it stopped at a score that needs strtod */
 } group_lines;
 
-/* The topic's qid, and (keep != 0) its bytes as a masked word (qid_memo). */
-typedef struct {
-  const char *id;
-  size_t len;
-  uint64_t keep, head;
-} topic_qid_word;
-
 static inline __attribute__((always_inline)) void group_lines_body(const engine *e, group_lines *t,
-                                                                   const char *const end, const topic_qid_word *qw,
+                                                                   const char *const end, const qid_memo *qw,
                                                                    const run_lines *L, long guess, int avx2)
 {
   const char *const buf_limit = e->buf_limit;
@@ -280,8 +273,9 @@ static inline __attribute__((always_inline)) void group_lines_body(const engine 
 #endif
       n_line = rs__run_line_fields(p, &qid, &qid_len, &doc, &doc_len, &sc, &sc_len);
     if (n_line == 0 || n_line > (size_t)(end - p) || qid_len != qid_len_want) break;
-    /* A fast line's qid is its first field, with five more and a newline
-     * after it in the window: the 8 bytes at it are in the window too. */
+    /* same_qid without its window test: a fast line's qid is its first
+     * field, with five more and a newline after it in the window, so the
+     * 8 bytes at it are in the window too. */
     if (keep) {
       uint64_t x;
       memcpy(&x, qid, 8);
@@ -315,13 +309,13 @@ static inline __attribute__((always_inline)) void group_lines_body(const engine 
 }
 
 __attribute__((noinline)) static void take_group_lines_base(const engine *e, group_lines *t, const char *end,
-                                                           const topic_qid_word *qw, const run_lines *L, long guess)
+                                                           const qid_memo *qw, const run_lines *L, long guess)
 {
   group_lines_body(e, t, end, qw, L, guess, 0);
 }
 #ifdef RS_HAVE_AVX2_LINES
 RS_AVX2_TARGET __attribute__((noinline)) static void take_group_lines_avx2(const engine *e, group_lines *t,
-                                                                          const char *end, const topic_qid_word *qw,
+                                                                          const char *end, const qid_memo *qw,
                                                                           const run_lines *L, long guess)
 {
   group_lines_body(e, t, end, qw, L, guess, 1);
@@ -329,7 +323,7 @@ RS_AVX2_TARGET __attribute__((noinline)) static void take_group_lines_avx2(const
 #endif
 
 static inline __attribute__((always_inline)) void take_group_lines(const engine *e, group_lines *t, const char *end,
-                                                                   const topic_qid_word *qw, const run_lines *L,
+                                                                   const qid_memo *qw, const run_lines *L,
                                                                    long guess, int avx2)
 {
 #ifdef RS_HAVE_AVX2_LINES
@@ -387,8 +381,7 @@ static inline __attribute__((always_inline)) void parse_lines(void *vctx, size_t
      * than each line twice. */
     if (streaming && r > 0 && !slow_scores) {
       group_lines tl = {p, NULL, r, until, 0};
-      const topic_qid_word qw = {prev.id, prev.len, prev.keep, prev.head};
-      take_group_lines(e, &tl, end, &qw, L, guess, avx2);
+      take_group_lines(e, &tl, end, &prev, L, guess, avx2);
       n_newlines += tl.r - r;
       r = tl.r, p = tl.p, until = tl.until;
       if (tl.last) last_fast = tl.last;
@@ -1204,14 +1197,14 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
       return rc;
     }
   }
-  /* cap + RS_LINE_WINDOW bytes fill whole huge pages (rs__malloc_pages) */
+  /* cap + RS_LINE_WINDOW bytes fill whole huge pages (rs__malloc) */
   size_t cap = e->cfg->block_bytes ? e->cfg->block_bytes : DEFAULT_BLOCK - RS_LINE_WINDOW, len = 0, base_line = 0;
   int eof = 0, any = 0;
   const long long plain = rs__input_plain_size(in);
   unsigned long long file_off = 0; /* plain files: where the next read starts */
   char *cur = NULL;                /* the block being parsed */
   char *spare = NULL;              /* the buffer the next block is read into */
-  if (!(cur = rs__malloc_pages(cap + RS_LINE_WINDOW)) || !(spare = rs__malloc_pages(cap + RS_LINE_WINDOW))) {
+  if (!(cur = rs__malloc(cap + RS_LINE_WINDOW)) || !(spare = rs__malloc(cap + RS_LINE_WINDOW))) {
     rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);
     goto done;
   }
@@ -1234,8 +1227,8 @@ static rs_code evaluate_stream(engine *e, const char *path, const char *name, ch
     }
     const size_t keep_from = block_cut(cur, len, eof);
     if (keep_from == 0 && !eof) { /* one line or one topic fills the buffer: grow both */
-      char *nb = rs__malloc_pages(rs__mul(cap, 2) + RS_LINE_WINDOW);
-      char *ns = nb ? rs__malloc_pages(rs__mul(cap, 2) + RS_LINE_WINDOW) : NULL;
+      char *nb = rs__malloc(rs__mul(cap, 2) + RS_LINE_WINDOW);
+      char *ns = nb ? rs__malloc(rs__mul(cap, 2) + RS_LINE_WINDOW) : NULL;
       if (!nb || !ns) {
         free(nb);
         rc = rs__fail(err, RS_NOMEM, "%s: out of memory", name);

@@ -34,9 +34,9 @@ typedef struct {
 } blocks;
 
 /* bytes from b, from a new block of block_size bytes (or of bytes, when
- * more) when the last one has too few left; huge: the block on huge pages
- * (rs__malloc_pages).  NULL without memory. */
-static void *blocks_take(blocks *b, size_t bytes, size_t block_size, int huge)
+ * more) when the last one has too few left (rs__malloc: a block of 2 MB
+ * or more on huge pages).  NULL without memory. */
+static void *blocks_take(blocks *b, size_t bytes, size_t block_size)
 {
   if (bytes > b->left) {
     if (b->n_block == b->cap_block) {
@@ -47,7 +47,7 @@ static void *blocks_take(blocks *b, size_t bytes, size_t block_size, int huge)
       b->cap_block = cap;
     }
     const size_t size = bytes > block_size ? bytes : block_size;
-    char *fresh = huge ? rs__malloc_pages(size) : rs__malloc(size);
+    char *fresh = rs__malloc(size);
     if (!fresh) return NULL;
     b->block[b->n_block++] = b->at = fresh;
     b->left = size;
@@ -83,7 +83,7 @@ typedef struct {
 #define INTERN_BLOCK ((size_t)1 << 20)
 
 /* len + 1 bytes for an id, or NULL when out of memory. */
-static char *intern_bytes(interner *in, size_t len) { return blocks_take(&in->bytes, len + 1, INTERN_BLOCK, 0); }
+static char *intern_bytes(interner *in, size_t len) { return blocks_take(&in->bytes, len + 1, INTERN_BLOCK); }
 
 static int intern_grow(interner *in)
 {
@@ -713,7 +713,7 @@ static void collect(void *vctx, int tid, size_t topic, const char *const *doc, c
   if (c->local_off) { /* numbers local to the topic (rs__corpus.rows_ranked): no id is kept */
     const int32_t n_judged = (int32_t)(c->local_off[topic + 1] - c->local_off[topic]);
     int32_t *kept_doc =
-        tid >= 0 && tid < c->n_arenas ? blocks_take(&c->arena[tid], rs__mul(n, sizeof *kept_doc), ARENA_BLOCK, 1) : NULL;
+        tid >= 0 && tid < c->n_arenas ? blocks_take(&c->arena[tid], rs__mul(n, sizeof *kept_doc), ARENA_BLOCK) : NULL;
     if (!kept_doc) {
       tr->oom = 1;
       return;

@@ -38,24 +38,6 @@ static void *huge_hint(void *p, size_t size)
   return p;
 }
 
-void *rs__malloc(size_t size)
-{
-  if (size >= HUGE_MIN) { /* (the slack before the boundary is never touched) */
-    void *p = NULL;
-    const size_t whole = (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
-    if (whole < size || posix_memalign(&p, HUGE_PAGE, whole) != 0) return NULL;
-    return huge_hint(p, whole);
-  }
-  return malloc(size ? size : 1);
-}
-
-void *rs__calloc(size_t n, size_t size)
-{
-  return huge_hint(calloc(n ? n : 1, size ? size : 1), rs__mul(n, size));
-}
-
-void *rs__realloc(void *p, size_t size) { return huge_hint(realloc(p, size ? size : 1), size); }
-
 /* size rounded up to whole units of `align` (a power of two), at an
  * address that is a multiple of it; NULL when that overflows. */
 static void *malloc_aligned(size_t align, size_t size)
@@ -67,6 +49,17 @@ static void *malloc_aligned(size_t align, size_t size)
   return huge_hint(p, whole);
 }
 
-void *rs__malloc_pages(size_t size) { return size < HUGE_MIN ? rs__malloc(size) : malloc_aligned(HUGE_PAGE, size); }
+void *rs__malloc(size_t size)
+{
+  /* (the slack before the boundary is never touched) */
+  return size >= HUGE_MIN ? malloc_aligned(HUGE_PAGE, size) : malloc(size ? size : 1);
+}
+
+void *rs__calloc(size_t n, size_t size)
+{
+  return huge_hint(calloc(n ? n : 1, size ? size : 1), rs__mul(n, size));
+}
+
+void *rs__realloc(void *p, size_t size) { return huge_hint(realloc(p, size ? size : 1), size); }
 
 void *rs__malloc_lines(size_t size) { return malloc_aligned(RS_CACHE_LINE, size); }
