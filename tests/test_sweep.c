@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -472,6 +473,209 @@ Test(eval, a_nan_is_found_in_every_lane_of_the_scan)
       }
     }
     t.score[q][j] = kept;
+  }
+}
+
+/* --- the join of a row with its judgments ------------------------------------------- */
+
+/* Rows of every length the join's two paths meet (stamp_join takes up to
+ * 256 ranked and 16 judged docs, hash_join the rest), judged sets on both
+ * sides of 16, judged docs ranked and not, negative grades (unjudged), and
+ * the values of each query against rs_eval_topic given the relevance of
+ * each rank found here by a plain scan of the judgments.  Scores fall
+ * strictly, so the ranking is the stored order. */
+enum { JOIN_NQ = 91, JOIN_K = 300, JOIN_ND = 3000 };
+static const size_t join_len[13] = {0, 1, 2, 7, 8, 16, 17, 100, 255, 256, 257, 299, 300};
+static const size_t join_judged[7] = {0, 1, 2, 15, 16, 17, 40};
+
+typedef struct {
+  int32_t doc[JOIN_NQ][JOIN_K];
+  int64_t qoff[JOIN_NQ + 1];
+  int32_t qdoc[JOIN_NQ * 40], qgrade[JOIN_NQ * 40];
+} join_rows;
+
+static void make_join_rows(join_rows *t)
+{
+  t->qoff[0] = 0;
+  for (size_t q = 0; q < JOIN_NQ; q++) {
+    const size_t n = join_len[q % 13], nj = join_judged[q % 7];
+    int32_t perm[JOIN_ND];
+    for (size_t d = 0; d < JOIN_ND; d++) perm[d] = (int32_t)d;
+    for (size_t j = 0; j < JOIN_ND; j++) { /* distinct docs: the head of a shuffle */
+      const size_t i = j + tie_next((uint32_t)(JOIN_ND - j));
+      const int32_t x = perm[i];
+      perm[i] = perm[j], perm[j] = x;
+    }
+    for (size_t j = 0; j < JOIN_K; j++) t->doc[q][j] = j < n ? perm[j] : -1;
+    /* judged: every other one among the ranked docs when the row has
+     * enough, the others from the docs it does not rank */
+    int64_t at = t->qoff[q];
+    for (size_t j = 0; j < nj; j++) {
+      const int32_t d = j % 2 == 0 && j / 2 < n ? perm[(j / 2 * 37) % n] : perm[JOIN_K + j];
+      int seen = 0;
+      for (int64_t i = t->qoff[q]; i < at; i++) seen |= t->qdoc[i] == d;
+      if (seen) continue;
+      t->qdoc[at] = d, t->qgrade[at] = (int32_t)(j % 5) - 1; /* -1 (unjudged), 0 .. 3 */
+      at++;
+    }
+    t->qoff[q + 1] = at;
+  }
+}
+
+static void write_join_corpus(const join_rows *t, const char *path)
+{
+  rs_error err = {0};
+  rs__h5w *w = NULL;
+  static char qname[JOIN_NQ][8], dname[JOIN_ND][8];
+  static const char *qid[JOIN_NQ], *did[JOIN_ND];
+  static double score[JOIN_NQ * JOIN_K];
+  for (size_t q = 0; q < JOIN_NQ; q++) snprintf(qname[q], sizeof qname[q], "q%02zu", q), qid[q] = qname[q];
+  for (size_t d = 0; d < JOIN_ND; d++) snprintf(dname[d], sizeof dname[d], "d%04zu", d), did[d] = dname[d];
+  for (size_t i = 0; i < JOIN_NQ * JOIN_K; i++) score[i] = (double)(JOIN_K - i % JOIN_K);
+  cr_assert_eq(rs__h5w_create(path, 1, &w, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_strings(w, "/queries/id", qid, JOIN_NQ, 0, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_strings(w, "/docs/id", did, JOIN_ND, 0, &err), RS_OK, "%s", err.msg);
+  uint64_t dims[2] = {JOIN_NQ + 1, 0};
+  cr_assert_eq(rs__h5w_array(w, "/qrels/offsets", RS_DT_I64, 1, dims, t->qoff, &err), RS_OK);
+  dims[0] = (uint64_t)t->qoff[JOIN_NQ];
+  cr_assert_eq(rs__h5w_array(w, "/qrels/doc", RS_DT_I32, 1, dims, t->qdoc, &err), RS_OK);
+  cr_assert_eq(rs__h5w_array(w, "/qrels/grade", RS_DT_I32, 1, dims, t->qgrade, &err), RS_OK);
+  dims[0] = JOIN_NQ, dims[1] = JOIN_K;
+  cr_assert_eq(rs__h5w_array(w, "/runs/sys/doc", RS_DT_I32, 2, dims, &t->doc[0][0], &err), RS_OK);
+  cr_assert_eq(rs__h5w_array(w, "/runs/sys/score", RS_DT_F64, 2, dims, score, &err), RS_OK);
+  cr_assert_eq(rs__h5w_commit(w, &err), RS_OK, "%s", err.msg);
+}
+
+Test(eval, join_of_every_row_shape_equals_a_plain_scan)
+{
+  static join_rows t;
+  char *dir = th_fresh_dir(), *corpus = th_join(dir, "j.h5"), *out = th_join(dir, "o");
+  make_join_rows(&t);
+  write_join_corpus(&t, corpus);
+  char *argv[] = {(char *)th_bin(), "eval", corpus, "-o", out, "--per-query", "--quiet", "-m", "AP", "-m", "RR", "-m",
+                  "nDCG", "-m", "P@{1,5,100,256,257}", "-m", "R@{16,300}", "-m", "bpref", "-m", "infAP", "-m",
+                  "num_nonrel_judged_ret", NULL};
+  char *base_env[] = {"RAGSWEEP_BASELINE_SIMD=1", NULL};
+  th_result r = th_run(NULL, argv, base_env, NULL); /* the baseline row kernels first */
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  th_free(&r);
+  char *pq_base = th_slurp(th_join(out, "per_query.csv"), NULL);
+  cr_assert(pq_base);
+  r = th_run(NULL, argv, NULL, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  th_free(&r);
+  /* the same measures by trec_eval's names, in the kernel's slots */
+  static const char *const trec[] = {"map", "recip_rank", "ndcg", "P.1,5,100,256,257", "recall.16,300", "bpref", "infAP", "num_nonrel_judged_ret"};
+  static const char *const ours[] = {"AP", "RR", "nDCG", "P@1", "P@5", "P@100", "P@256", "P@257", "R@16", "R@300", "bpref", "infAP", "num_nonrel_judged_ret"};
+  static const char *const slot[] = {"map", "recip_rank", "ndcg", "P_1", "P_5", "P_100", "P_256", "P_257",
+                                     "recall_16", "recall_300", "bpref", "infAP", "num_nonrel_judged_ret"};
+  enum { N_VALUES = sizeof ours / sizeof *ours };
+  rs_plan plan;
+  rs_scratch s;
+  rs_error err = {0};
+  rs_plan_init(&plan);
+  for (size_t i = 0; i < sizeof trec / sizeof *trec; i++) cr_assert_eq(rs_plan_add(&plan, trec[i], &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs_plan_finish(&plan, JOIN_K, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs_scratch_init(&s, &plan, JOIN_K, 8, &err), RS_OK, "%s", err.msg);
+  size_t at[N_VALUES];
+  for (size_t v = 0; v < N_VALUES; v++) {
+    at[v] = SIZE_MAX;
+    for (size_t i = 0; i < plan.n_sel; i++)
+      for (size_t k = 0; k < plan.sel[i].n_values; k++)
+        if (strcmp(plan.sel[i].names[k], slot[v]) == 0) at[v] = plan.sel[i].slot + k;
+    cr_assert_neq(at[v], SIZE_MAX, "%s", slot[v]);
+  }
+  char *pq = th_slurp(th_join(out, "per_query.csv"), NULL);
+  cr_assert(pq);
+  cr_expect_str_eq(pq, pq_base, "the baseline and the default row kernels disagree");
+  free(pq_base);
+  double *want = malloc(plan.n_values * sizeof *want);
+  cr_assert(want);
+  size_t checked = 0, scored = 0;
+  for (size_t q = 0; q < JOIN_NQ; q++) {
+    const size_t n = join_len[q % 13];
+    const int64_t qa = t.qoff[q], qb = t.qoff[q + 1];
+    if (n == 0 || qa == qb) continue; /* not evaluated: unranked, or unjudged */
+    int32_t rel[JOIN_K], grade[8];
+    uint32_t count[8];
+    size_t n_lv = 0;
+    for (size_t j = 0; j < n; j++) {
+      rel[j] = RS_REL_UNPOOLED;
+      for (int64_t i = qa; i < qb; i++)
+        if (t.qdoc[i] == t.doc[q][j]) rel[j] = t.qgrade[i] < 0 ? RS_REL_UNJUDGED : t.qgrade[i];
+    }
+    for (int32_t g = 0; g <= 3; g++) {
+      uint32_t c = 0;
+      for (int64_t i = qa; i < qb; i++) c += t.qgrade[i] == g;
+      if (c) grade[n_lv] = g, count[n_lv] = c, n_lv++;
+    }
+    const rs_levels lv = {grade, count, n_lv};
+    rs_eval_topic(&plan, rel, n, &lv, &s, want, NULL);
+    scored++;
+    for (size_t v = 0; v < N_VALUES; v++) {
+      char key[64];
+      snprintf(key, sizeof key, "\nsys,q%02zu,%s,", q, ours[v]);
+      const char *line = strstr(pq, key);
+      cr_assert(line, "query q%02zu (%zu ranked, %" PRId64 " judged): no %s in per_query.csv", q, n, qb - qa, ours[v]);
+      const char *end = strchr(line + 1, '\n'), *comma = line + 1;
+      for (const char *p = line + 1; p < end; p++)
+        if (*p == ',') comma = p;
+      const double got = strtod(comma + 1, NULL);
+      cr_expect(got == want[at[v]], "query q%02zu (%zu ranked, %" PRId64 " judged): %s = %.17g, the plain scan gives %.17g", q,
+                n, qb - qa, ours[v], got, want[at[v]]);
+      checked++;
+    }
+  }
+  cr_expect_geq(scored, 60, "only %zu queries scored", scored);
+  cr_expect_eq(checked, scored * N_VALUES);
+  free(want);
+  free(pq);
+  rs_scratch_free(&s);
+  rs_plan_free(&plan);
+}
+
+/* A doc ranked twice is named at its second column, whichever path joins
+ * the row: short and long rows, few and many judged docs, a repeat of a
+ * judged doc, two repeats (the first is named), repeats next to each
+ * other and at both ends of the row. */
+Test(eval, a_repeat_is_named_on_both_paths_of_the_join)
+{
+  static join_rows t;
+  static const struct { size_t q, first, second; } cases[] = {
+      /* stamp_join: */
+      {4, 0, 7},     /* 8 ranked, 16 judged */
+      {7, 10, 99},   /* 100 ranked, none judged */
+      {46, 98, 99},  /* 100 ranked, 16 judged */
+      {9, 0, 1},     /* 256 ranked, 2 judged */
+      {74, 0, 255},  /* 256 ranked, 16 judged */
+      /* hash_join: */
+      {10, 200, 256}, /* 257 ranked */
+      {33, 3, 50},   /* 17 judged */
+      {20, 0, 99},   /* 40 judged */
+      {6, 5, 6},     /* 17 ranked, 40 judged */
+  };
+  char *dir = th_fresh_dir(), *corpus = th_join(dir, "j.h5"), *out = th_join(dir, "o");
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    make_join_rows(&t);
+    const size_t q = cases[k].q, n = join_len[q % 13];
+    cr_assert_lt(cases[k].second, n, "case %zu", k);
+    /* a judged doc, when the query has one the row ranks, else the doc there */
+    int32_t d = t.doc[q][cases[k].first];
+    for (int64_t i = t.qoff[q]; i < t.qoff[q + 1]; i++)
+      for (size_t j = 0; j < cases[k].second; j++)
+        if (t.qdoc[i] == t.doc[q][j] && k % 2 == 0) d = t.doc[q][j];
+    size_t first = 0;
+    while (t.doc[q][first] != d) first++;
+    t.doc[q][cases[k].second] = d;
+    if (cases[k].second + 1 < n) t.doc[q][n - 1] = t.doc[q][0]; /* a second repeat, after the first */
+    write_join_corpus(&t, corpus);
+    th_result r = th_rs("eval", corpus, "-o", out, "--quiet", NULL);
+    char want[200];
+    snprintf(want, sizeof want, "/runs/sys/doc: row %zu (query \"q%02zu\"), column %zu: doc \"d%04d\" (index %d) appears twice",
+             q, q, cases[k].second, (int)d, (int)d);
+    cr_expect_eq(r.status, 2, "case %zu: exit %d", k, r.status);
+    cr_expect(strstr(r.err, want), "case %zu (first copy at %zu): want %s, said %s", k, first, want, r.err);
+    th_free(&r);
   }
 }
 
