@@ -140,3 +140,48 @@ Test(topic_judged, cut_at_depth)
   cr_expect_eq(rs__count_below(judged, 4, 10), 4);
   cr_expect_eq(rs__count_below(judged, 0, 10), 0);
 }
+
+/* rs__levels_of against a count of its own: random grade lists of 0 to 40
+ * judgments whose grades span -3..3, 0..15 (the table's), 0..16 and
+ * -3..40 (the search's), and the table's edges (15 alone, 16 alone, 15
+ * and 16 together).  The level arrays are as long as the judgments and
+ * guarded after: nothing is written past the levels found. */
+Test(topic_judged, grade_levels_in_the_table_and_by_search)
+{
+  static const int32_t lo[] = {-3, 0, 0, -3}, hi[] = {3, 15, 16, 40};
+  unsigned seed = 17;
+  size_t tabled = 0, searched = 0;
+  for (size_t round = 0; round < 4000; round++) {
+    const size_t span = round % 4, m = (size_t)(rand_r(&seed) % 41);
+    int32_t grade[44], level_grade[44 + 4];
+    uint32_t level_count[44 + 4];
+    for (size_t j = 0; j < m; j++) grade[j] = lo[span] + rand_r(&seed) % (hi[span] - lo[span] + 1);
+    if (round % 97 == 0 && m) grade[0] = 15, grade[m - 1] = round % 2 ? 16 : 15;
+    for (size_t j = 0; j < 48; j++) level_grade[j] = -77, level_count[j] = 77;
+    /* by hand: each grade >= 0 counted, the distinct ones ascending */
+    int32_t want_grade[44];
+    uint32_t want_count[44];
+    size_t want_n = 0;
+    for (int32_t g = 0; g <= 40; g++) {
+      uint32_t c = 0;
+      for (size_t j = 0; j < m; j++) c += grade[j] == g;
+      if (c) want_grade[want_n] = g, want_count[want_n] = c, want_n++;
+    }
+    const rs_levels lv = rs__levels_of(grade, m, level_grade, level_count);
+    cr_assert_eq(lv.n, want_n, "round %zu (%zu grades): %zu levels, want %zu", round, m, lv.n, want_n);
+    cr_assert(lv.grade == level_grade && lv.count == level_count);
+    for (size_t k = 0; k < want_n; k++) {
+      cr_assert_eq(level_grade[k], want_grade[k], "round %zu: level %zu is grade %d, want %d", round, k, level_grade[k],
+                   want_grade[k]);
+      cr_assert_eq(level_count[k], want_count[k], "round %zu: grade %d counted %u times, want %u", round, want_grade[k],
+                   level_count[k], want_count[k]);
+    }
+    for (size_t k = want_n; k < 48; k++)
+      cr_assert(level_grade[k] == -77 && level_count[k] == 77, "round %zu: written past the levels, at %zu", round, k);
+    int any_big = 0;
+    for (size_t j = 0; j < m; j++) any_big |= grade[j] > 15;
+    tabled += !any_big, searched += any_big;
+  }
+  cr_assert_gt(tabled, 1500);
+  cr_assert_gt(searched, 1500);
+}

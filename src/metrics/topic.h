@@ -24,9 +24,9 @@ void rs__eval_topic_judged(const rs_plan *plan, const int32_t *rel, size_t n, co
 /* A topic's grade levels (rs_levels) from its judgments' grades
  * grade[0, m): the distinct grades >= 0 ascending with their counts, in
  * level_grade and level_count (room for as many as there are distinct
- * grades, m at most).  A topic has a handful of
- * judgments and fewer distinct grades: a binary search and a rare
- * insertion per judgment. */
+ * grades, m at most).  Grades 0..15 are counted in a table; with a
+ * larger one, each judgment takes a binary search among the levels so
+ * far, and a new level an insertion. */
 rs_levels rs__levels_of(const int32_t *grade, size_t m, int32_t *level_grade, uint32_t *level_count);
 
 /* How many of the ascending ranks pos[0..n) are below k (binary search:
