@@ -323,13 +323,15 @@ static void judge_tie_rows(tie_rows *t)
       const int32_t d = j < TIE_JUDGED - 3 ? t->doc[q][(j * 5 + tie_next(5)) % TIE_K] : (int32_t)tie_next(TIE_ND);
       int seen = 0;
       for (size_t i = 0; i < n; i++) seen |= t->qdoc[t->qoff[q] + i] == d;
-      if (!seen) t->qdoc[t->qoff[q] + n] = d, t->qgrade[t->qoff[q] + n] = (int32_t)tie_next(4), n++;
+      /* grades -1 (unjudged: not a pooled doc's -1 of the join) to 3 */
+      if (!seen) t->qdoc[t->qoff[q] + n] = d, t->qgrade[t->qoff[q] + n] = (int32_t)tie_next(5) - 1, n++;
     }
     t->qoff[q + 1] = t->qoff[q] + (int64_t)n;
   }
 }
 
-static void write_tie_corpus(const tie_rows *t, rs__dtype score_type, const char *path)
+/* with_ids 0: no /docs/id (the ids are then the indexes' decimal forms) */
+static void write_tie_corpus(const tie_rows *t, rs__dtype score_type, int with_ids, const char *path)
 {
   rs_error err = {0};
   rs__h5w *w = NULL;
@@ -345,7 +347,7 @@ static void write_tie_corpus(const tie_rows *t, rs__dtype score_type, const char
   }
   cr_assert_eq(rs__h5w_create(path, 1, &w, &err), RS_OK, "%s", err.msg);
   cr_assert_eq(rs__h5w_strings(w, "/queries/id", qid, TIE_NQ, 0, &err), RS_OK, "%s", err.msg);
-  cr_assert_eq(rs__h5w_strings(w, "/docs/id", t->did, TIE_ND, 0, &err), RS_OK, "%s", err.msg);
+  if (with_ids) cr_assert_eq(rs__h5w_strings(w, "/docs/id", t->did, TIE_ND, 0, &err), RS_OK, "%s", err.msg);
   uint64_t dims[2] = {TIE_NQ + 1, 0};
   cr_assert_eq(rs__h5w_array(w, "/qrels/offsets", RS_DT_I64, 1, dims, t->qoff, &err), RS_OK);
   dims[0] = (uint64_t)t->qoff[TIE_NQ];
@@ -363,10 +365,14 @@ Test(eval, ties_of_every_shape_order_as_trec_eval)
 {
   char *dir = th_fresh_dir();
   static tie_rows t, sorted;
-  for (int ids_sorted = 1; ids_sorted >= 0; ids_sorted--) {
-    for (size_t d = 0; d < TIE_ND; d++) { /* "d000".."d399", or "d0".."d399": not in strcmp order */
-      if (ids_sorted) snprintf(t.name[d], sizeof t.name[d], "d%03zu", d);
-      else snprintf(t.name[d], sizeof t.name[d], "d%zu", d);
+  /* ids "d000".."d399"; "d0".."d399", not in strcmp order; none, so the
+   * indexes' decimal forms "0".."399" */
+  static const char *const id_kind[] = {"without /docs/id", "out of strcmp order", "in strcmp order"};
+  for (int ids = 2; ids >= 0; ids--) {
+    for (size_t d = 0; d < TIE_ND; d++) {
+      if (ids == 2) snprintf(t.name[d], sizeof t.name[d], "d%03zu", d);
+      else if (ids == 1) snprintf(t.name[d], sizeof t.name[d], "d%zu", d);
+      else snprintf(t.name[d], sizeof t.name[d], "%zu", d);
       t.did[d] = t.name[d];
     }
     /* a third of the rows: groups of up to 70; the others only singles
@@ -406,12 +412,12 @@ Test(eval, ties_of_every_shape_order_as_trec_eval)
     }
     for (int f32 = 0; f32 <= 1; f32++) {
       char *a = th_join(dir, "a.h5"), *b = th_join(dir, "b.h5"), *oa = th_join(dir, "oa"), *ob = th_join(dir, "ob");
-      write_tie_corpus(&t, f32 ? RS_DT_F32 : RS_DT_F64, a);
-      write_tie_corpus(&sorted, f32 ? RS_DT_F32 : RS_DT_F64, b);
+      write_tie_corpus(&t, f32 ? RS_DT_F32 : RS_DT_F64, ids > 0, a);
+      write_tie_corpus(&sorted, f32 ? RS_DT_F32 : RS_DT_F64, ids > 0, b);
       char *ev_a[] = {(char *)th_bin(), "eval", a, "-o", oa, "--quiet", "--per-query", "-m", "AP", "-m", "RR",
-                      "-m", "nDCG", "-m", "P@{1,5,63,64,65,128,129}", "-m", "nDCG@{10,64,130}", NULL};
+                      "-m", "nDCG", "-m", "P@{1,5,63,64,65,128,129}", "-m", "nDCG@{10,64,130}", "-m", "infAP", NULL};
       char *ev_b[] = {(char *)th_bin(), "eval", b, "-o", ob, "--quiet", "--per-query", "--ties=stored", "-m", "AP",
-                      "-m", "RR", "-m", "nDCG", "-m", "P@{1,5,63,64,65,128,129}", "-m", "nDCG@{10,64,130}", NULL};
+                      "-m", "RR", "-m", "nDCG", "-m", "P@{1,5,63,64,65,128,129}", "-m", "nDCG@{10,64,130}", "-m", "infAP", NULL};
       th_result ra = th_run(NULL, ev_a, NULL, NULL), rb = th_run(NULL, ev_b, NULL, NULL);
       cr_assert_eq(ra.status, 0, "%s", ra.err);
       cr_assert_eq(rb.status, 0, "%s", rb.err);
@@ -426,13 +432,13 @@ Test(eval, ties_of_every_shape_order_as_trec_eval)
       char *pbase = th_slurp(th_join(oa, "per_query.csv"), NULL);
       cr_assert(pbase);
       cr_expect_str_eq(pbase, pa, "%s scores, ids %s: the baseline kernels rank ties otherwise", f32 ? "float32" : "float64",
-                       ids_sorted ? "in strcmp order" : "out of strcmp order");
+                       id_kind[ids]);
       free(pbase);
       cr_expect(strlen(pa) > 40 * 10 * 10, "per_query.csv holds every query's values");
       size_t at = 0, line = 1;
       while (pa[at] && pa[at] == pb[at]) line += pa[at++] == '\n';
       cr_expect(pa[at] == pb[at], "ids %s, %s scores: the engine's tie order differs from trec_eval's at line %zu of per_query.csv: %.80s against %.80s",
-                ids_sorted ? "in strcmp order" : "out of strcmp order", f32 ? "float32" : "float64", line,
+                id_kind[ids], f32 ? "float32" : "float64", line,
                 pa + at - (at > 30 ? 30 : at), pb + at - (at > 30 ? 30 : at));
       free(pa), free(pb);
       th_free(&ra), th_free(&rb);
@@ -459,7 +465,7 @@ Test(eval, a_nan_is_found_in_every_lane_of_the_scan)
     const double kept = t.score[q][j];
     t.score[q][j] = NAN;
     for (int f32 = 0; f32 <= 1; f32++) {
-      write_tie_corpus(&t, f32 ? RS_DT_F32 : RS_DT_F64, path);
+      write_tie_corpus(&t, f32 ? RS_DT_F32 : RS_DT_F64, 1, path);
       char want[160];
       snprintf(want, sizeof want, "/runs/sys/score: row %zu (query \"q%02zu\"), column %zu: expected a number, found NaN", q, q, j);
       for (int base = 0; base <= 1; base++) {

@@ -558,6 +558,46 @@ static inline __attribute__((always_inline)) void order_ties(const rs__corpus *c
   }
 }
 
+/* A ranking whose scores never rise differs from trec_eval's order only
+ * inside its groups of tied scores (tie[], m = n - 1, as for order_ties),
+ * and the measures see a ranking only through the grades at its ranks: a
+ * group whose docs have the same rel value ranks alike either way.  Given
+ * the grades rel[] and the judged ranks judged[] (rel >= 0) of the stored
+ * docs, puts the groups of two whose rel values differ in order, swapping
+ * their rel values (and the judged rank that moves with a judged doc), to
+ * the arrays order_ties and a join would have given.  1 when a longer
+ * group's rel values differ (the caller then orders the docs and joins
+ * again); rel and judged may then be part done. */
+static inline __attribute__((always_inline)) int order_tied_rels(const rs__corpus *c, const int32_t *id_rank,
+                                                                 const int32_t *docs, const uint64_t *tie, size_t m,
+                                                                 int32_t *restrict rel, int32_t *restrict judged)
+{
+  const size_t n_words = (m + 63) / 64;
+  uint64_t carry = 0; /* the last bit of the word before */
+  for (size_t w = 0; w < n_words; w++) {
+    const uint64_t bits = tie[w], next = w + 1 < n_words ? tie[w + 1] & 1 : 0;
+    const uint64_t pairs = bits & ~((bits << 1) | carry) & ~((bits >> 1) | (next << 63));
+    carry = bits >> 63;
+    for (uint64_t x = bits; x; x &= x - 1) {
+      const size_t a = w * 64 + (size_t)__builtin_ctzll(x);
+      const int32_t ra = rel[a], rb = rel[a + 1];
+      if (ra == rb) continue; /* nearly always: two docs not judged */
+      if (!(pairs >> (a % 64) & 1)) return 1;
+      const int32_t p = docs[a], q = docs[a + 1];
+      /* order_tie_group's test: the second goes first when its id is greater */
+      const int swap = c->has_docs ? (id_rank ? id_rank[p] < id_rank[q] : p < q) : decimal_cmp(p, q) < 0;
+      if (!swap) continue;
+      rel[a] = rb, rel[a + 1] = ra;
+      if ((ra >= 0) != (rb >= 0)) { /* one judged doc moves by a rank */
+        size_t j = 0;
+        while (judged[j] != (int32_t)(ra >= 0 ? a : a + 1)) j++;
+        judged[j] = (int32_t)(ra >= 0 ? a + 1 : a);
+      }
+    }
+  }
+  return 0;
+}
+
 /* Fibonacci hashing: the top bits of the product, which mix every bit of
  * the doc index (the low bits would depend on its low bits only). */
 static inline size_t join_slot_of(int32_t doc, unsigned shift) { return ((uint32_t)doc * 2654435761u) >> shift; }
@@ -674,8 +714,9 @@ static inline __attribute__((always_inline)) int stamp_join(thread_state *t, con
   for (size_t r = 0; r < n; r++) slot[r] = (uint32_t)stamp_slot_of(docs[r]);
 #pragma GCC unroll 4
   for (size_t r = 0; r < n; r++) {
-    was[r] = stamp[slot[r]];
-    stamp[slot[r]] = gen;
+    const uint32_t h = slot[r]; /* once: GCC reloads slot[r] after a byte store otherwise */
+    was[r] = stamp[h];
+    stamp[h] = gen;
   }
   const size_t n_deferred = byte_positions(was, n, gen, deferred);
   for (size_t r = 0; r < n; r++) rel[r] = RS_REL_UNPOOLED;
@@ -816,29 +857,37 @@ static inline __attribute__((always_inline)) void score_row_body(void *vctx, siz
   /* The ranking: the stored docs themselves (nearly always: two reductions
    * above tell, and the doc ids are compared only at tied scores), else a
    * copy in trec_eval's order, with ord the stored column of each rank
-   * when a full sort made it. */
+   * when a full sort made it.  Tied scores alone leave the stored docs
+   * joined: only the grades of the tied ranks are put in order after
+   * (order_tied_rels), and the docs themselves only when that cannot. */
   const int32_t *ranked = doc;
   const uint32_t *ord = NULL;
-  if (!e->cfg->ties_stored && qa < qb && (rising | tied)) { /* rising or tied: the run has scores */
+  const int order = !e->cfg->ties_stored && qa < qb && (rising | tied); /* rising or tied: the run has scores */
+  if (order && rising) {
     int32_t *restrict sd = t->sdoc;
-    if (rising) {
-      uint32_t *restrict o = t->order;
-      for (size_t j = 0; j < n; j++) o[j] = (uint32_t)j;
-      sort_ranking(c, e->id_rank, doc, score, o, t->tmp, n);
-      for (size_t j = 0; j < n; j++) sd[j] = doc[o[j]];
-      ord = o;
-    } else {
-      memcpy(sd, doc, n * sizeof *sd);
-      if (!s32) tie_bits_f64(s64, n - 1, t->tie); /* float32's: in t->tie since the checks */
-      order_ties(c, e->id_rank, sd, t->tie, n - 1);
-    }
+    uint32_t *restrict o = t->order;
+    for (size_t j = 0; j < n; j++) o[j] = (uint32_t)j;
+    sort_ranking(c, e->id_rank, doc, score, o, t->tmp, n);
+    for (size_t j = 0; j < n; j++) sd[j] = doc[o[j]];
+    ord = o;
     ranked = sd;
   }
+  if (order && !rising && !s32) tie_bits_f64(s64, n - 1, t->tie); /* float32's: in t->tie since the checks */
 
   int32_t *restrict rel = t->rel;
   size_t dup_rank = 0;
   const int usual = n <= STAMP_RANKS && qb - qa <= STAMP_JUDGED_MAX;
-  if (usual ? stamp_join(t, c, ranked, n, qa, qb, rel, &dup_rank) : hash_join(t, c, ranked, n, qa, qb, rel, &dup_rank)) {
+  int dup = usual ? stamp_join(t, c, ranked, n, qa, qb, rel, &dup_rank) : hash_join(t, c, ranked, n, qa, qb, rel, &dup_rank);
+  if (order && !rising && (dup || order_tied_rels(c, e->id_rank, doc, t->tie, n - 1, rel, t->judged))) {
+    /* the docs in trec_eval's order, joined again: the repeat is named as
+     * that ranking meets it */
+    int32_t *restrict sd = t->sdoc;
+    memcpy(sd, doc, n * sizeof *sd);
+    order_ties(c, e->id_rank, sd, t->tie, n - 1);
+    ranked = sd;
+    dup = usual ? stamp_join(t, c, ranked, n, qa, qb, rel, &dup_rank) : hash_join(t, c, ranked, n, qa, qb, rel, &dup_rank);
+  }
+  if (dup) {
     bt->bad_at[row] = (int64_t)(ord ? ord[dup_rank] : second_copy(doc, n, ranked[dup_rank]));
     *status = ROW_DUP;
     return;
