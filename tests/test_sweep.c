@@ -330,11 +330,31 @@ static void judge_tie_rows(tie_rows *t)
   }
 }
 
-/* with_ids 0: no /docs/id (the ids are then the indexes' decimal forms) */
-static void write_tie_corpus(const tie_rows *t, rs__dtype score_type, int with_ids, const char *path)
+/* A corpus of one dense run "sys" (nq rows of k columns) and its qrels;
+ * did NULL: no /docs/id. */
+static void write_dense_corpus(const char *path, const char *const *qid, size_t nq, const char *const *did, size_t nd,
+                               const int64_t *qoff, const int32_t *qdoc, const int32_t *qgrade, const int32_t *doc,
+                               size_t k, rs__dtype score_type, const void *score)
 {
   rs_error err = {0};
   rs__h5w *w = NULL;
+  cr_assert_eq(rs__h5w_create(path, 1, &w, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_strings(w, "/queries/id", qid, nq, 0, &err), RS_OK, "%s", err.msg);
+  if (did) cr_assert_eq(rs__h5w_strings(w, "/docs/id", did, nd, 0, &err), RS_OK, "%s", err.msg);
+  uint64_t dims[2] = {nq + 1, 0};
+  cr_assert_eq(rs__h5w_array(w, "/qrels/offsets", RS_DT_I64, 1, dims, qoff, &err), RS_OK);
+  dims[0] = (uint64_t)qoff[nq];
+  cr_assert_eq(rs__h5w_array(w, "/qrels/doc", RS_DT_I32, 1, dims, qdoc, &err), RS_OK);
+  cr_assert_eq(rs__h5w_array(w, "/qrels/grade", RS_DT_I32, 1, dims, qgrade, &err), RS_OK);
+  dims[0] = nq, dims[1] = k;
+  cr_assert_eq(rs__h5w_array(w, "/runs/sys/doc", RS_DT_I32, 2, dims, doc, &err), RS_OK);
+  cr_assert_eq(rs__h5w_array(w, "/runs/sys/score", score_type, 2, dims, score, &err), RS_OK);
+  cr_assert_eq(rs__h5w_commit(w, &err), RS_OK, "%s", err.msg);
+}
+
+/* with_ids 0: no /docs/id (the ids are then the indexes' decimal forms) */
+static void write_tie_corpus(const tie_rows *t, rs__dtype score_type, int with_ids, const char *path)
+{
   const char *qid[TIE_NQ];
   char qname[TIE_NQ][8];
   static int32_t doc[TIE_NQ * TIE_K];
@@ -345,20 +365,8 @@ static void write_tie_corpus(const tie_rows *t, rs__dtype score_type, int with_i
     for (size_t j = 0; j < TIE_K; j++)
       doc[q * TIE_K + j] = t->doc[q][j], score64[q * TIE_K + j] = t->score[q][j], score32[q * TIE_K + j] = (float)t->score[q][j];
   }
-  cr_assert_eq(rs__h5w_create(path, 1, &w, &err), RS_OK, "%s", err.msg);
-  cr_assert_eq(rs__h5w_strings(w, "/queries/id", qid, TIE_NQ, 0, &err), RS_OK, "%s", err.msg);
-  if (with_ids) cr_assert_eq(rs__h5w_strings(w, "/docs/id", t->did, TIE_ND, 0, &err), RS_OK, "%s", err.msg);
-  uint64_t dims[2] = {TIE_NQ + 1, 0};
-  cr_assert_eq(rs__h5w_array(w, "/qrels/offsets", RS_DT_I64, 1, dims, t->qoff, &err), RS_OK);
-  dims[0] = (uint64_t)t->qoff[TIE_NQ];
-  cr_assert_eq(rs__h5w_array(w, "/qrels/doc", RS_DT_I32, 1, dims, t->qdoc, &err), RS_OK);
-  cr_assert_eq(rs__h5w_array(w, "/qrels/grade", RS_DT_I32, 1, dims, t->qgrade, &err), RS_OK);
-  dims[0] = TIE_NQ, dims[1] = TIE_K;
-  cr_assert_eq(rs__h5w_array(w, "/runs/sys/doc", RS_DT_I32, 2, dims, doc, &err), RS_OK);
-  cr_assert_eq(rs__h5w_array(w, "/runs/sys/score", score_type, 2, dims,
-                             score_type == RS_DT_F32 ? (const void *)score32 : (const void *)score64, &err),
-               RS_OK);
-  cr_assert_eq(rs__h5w_commit(w, &err), RS_OK, "%s", err.msg);
+  write_dense_corpus(path, qid, TIE_NQ, with_ids ? t->did : NULL, TIE_ND, t->qoff, t->qdoc, t->qgrade, doc, TIE_K,
+                     score_type, score_type == RS_DT_F32 ? (const void *)score32 : (const void *)score64);
 }
 
 Test(eval, ties_of_every_shape_order_as_trec_eval)
@@ -530,26 +538,14 @@ static void make_join_rows(join_rows *t)
 
 static void write_join_corpus(const join_rows *t, const char *path)
 {
-  rs_error err = {0};
-  rs__h5w *w = NULL;
   static char qname[JOIN_NQ][8], dname[JOIN_ND][8];
   static const char *qid[JOIN_NQ], *did[JOIN_ND];
   static double score[JOIN_NQ * JOIN_K];
   for (size_t q = 0; q < JOIN_NQ; q++) snprintf(qname[q], sizeof qname[q], "q%02zu", q), qid[q] = qname[q];
   for (size_t d = 0; d < JOIN_ND; d++) snprintf(dname[d], sizeof dname[d], "d%04zu", d), did[d] = dname[d];
   for (size_t i = 0; i < JOIN_NQ * JOIN_K; i++) score[i] = (double)(JOIN_K - i % JOIN_K);
-  cr_assert_eq(rs__h5w_create(path, 1, &w, &err), RS_OK, "%s", err.msg);
-  cr_assert_eq(rs__h5w_strings(w, "/queries/id", qid, JOIN_NQ, 0, &err), RS_OK, "%s", err.msg);
-  cr_assert_eq(rs__h5w_strings(w, "/docs/id", did, JOIN_ND, 0, &err), RS_OK, "%s", err.msg);
-  uint64_t dims[2] = {JOIN_NQ + 1, 0};
-  cr_assert_eq(rs__h5w_array(w, "/qrels/offsets", RS_DT_I64, 1, dims, t->qoff, &err), RS_OK);
-  dims[0] = (uint64_t)t->qoff[JOIN_NQ];
-  cr_assert_eq(rs__h5w_array(w, "/qrels/doc", RS_DT_I32, 1, dims, t->qdoc, &err), RS_OK);
-  cr_assert_eq(rs__h5w_array(w, "/qrels/grade", RS_DT_I32, 1, dims, t->qgrade, &err), RS_OK);
-  dims[0] = JOIN_NQ, dims[1] = JOIN_K;
-  cr_assert_eq(rs__h5w_array(w, "/runs/sys/doc", RS_DT_I32, 2, dims, &t->doc[0][0], &err), RS_OK);
-  cr_assert_eq(rs__h5w_array(w, "/runs/sys/score", RS_DT_F64, 2, dims, score, &err), RS_OK);
-  cr_assert_eq(rs__h5w_commit(w, &err), RS_OK, "%s", err.msg);
+  write_dense_corpus(path, qid, JOIN_NQ, did, JOIN_ND, t->qoff, t->qdoc, t->qgrade, &t->doc[0][0], JOIN_K, RS_DT_F64,
+                     score);
 }
 
 Test(eval, join_of_every_row_shape_equals_a_plain_scan)
