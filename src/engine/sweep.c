@@ -520,6 +520,17 @@ static inline size_t next_tie_bit(const uint64_t *tie, size_t from, size_t m, ui
   return j < m ? j : m;
 }
 
+/* The tie bits of word w (of n_words) that start a group of two (a set
+ * bit with clear neighbours); *carry: the last bit of the word before, in,
+ * and of this word, out. */
+static inline uint64_t tied_pairs(const uint64_t *tie, size_t w, size_t n_words, uint64_t *carry)
+{
+  const uint64_t bits = tie[w], next = w + 1 < n_words ? tie[w + 1] & 1 : 0;
+  const uint64_t pairs = bits & ~((bits << 1) | *carry) & ~((bits >> 1) | (next << 63));
+  *carry = bits >> 63;
+  return pairs;
+}
+
 /* A ranking whose scores never rise needs only its groups of equal scores
  * put in doc-id order, here in docs[], a copy of the stored ids; tie[]
  * holds the bits of tie_bits_*, m = n - 1.  A group is the ranks a..b:
@@ -534,13 +545,11 @@ static inline __attribute__((always_inline)) void order_ties(const rs__corpus *c
                                                              int32_t *restrict docs, const uint64_t *tie, size_t m)
 {
   const size_t n_words = (m + 63) / 64;
-  uint64_t carry = 0, longer = 0; /* carry: the last bit of the word before */
+  uint64_t carry = 0, longer = 0;
   if (c->has_docs) {
     for (size_t w = 0; w < n_words; w++) {
-      const uint64_t bits = tie[w], next = w + 1 < n_words ? tie[w + 1] & 1 : 0;
-      uint64_t pairs = bits & ~((bits << 1) | carry) & ~((bits >> 1) | (next << 63));
-      longer |= bits & ~pairs;
-      carry = bits >> 63;
+      uint64_t pairs = tied_pairs(tie, w, n_words, &carry);
+      longer |= tie[w] & ~pairs;
       for (; pairs; pairs &= pairs - 1) {
         const size_t a = w * 64 + (size_t)__builtin_ctzll(pairs);
         const int32_t x = docs[a], y = docs[a + 1];
@@ -573,12 +582,10 @@ static inline __attribute__((always_inline)) int order_tied_rels(const rs__corpu
                                                                  int32_t *restrict rel, int32_t *restrict judged)
 {
   const size_t n_words = (m + 63) / 64;
-  uint64_t carry = 0; /* the last bit of the word before */
+  uint64_t carry = 0;
   for (size_t w = 0; w < n_words; w++) {
-    const uint64_t bits = tie[w], next = w + 1 < n_words ? tie[w + 1] & 1 : 0;
-    const uint64_t pairs = bits & ~((bits << 1) | carry) & ~((bits >> 1) | (next << 63));
-    carry = bits >> 63;
-    for (uint64_t x = bits; x; x &= x - 1) {
+    const uint64_t pairs = tied_pairs(tie, w, n_words, &carry);
+    for (uint64_t x = tie[w]; x; x &= x - 1) {
       const size_t a = w * 64 + (size_t)__builtin_ctzll(x);
       const int32_t ra = rel[a], rb = rel[a + 1];
       if (ra == rb) continue; /* nearly always: two docs not judged */
@@ -744,6 +751,14 @@ static inline __attribute__((always_inline)) int stamp_join(thread_state *t, con
   return 0;
 }
 
+/* The join of a row: stamp_join for the usual one, else hash_join. */
+static inline __attribute__((always_inline)) int join_row(thread_state *t, const rs__corpus *c, const int32_t *docs,
+                                                          size_t n, size_t qa, size_t qb, int32_t *rel, size_t *dup_rank)
+{
+  return n <= STAMP_RANKS && qb - qa <= STAMP_JUDGED_MAX ? stamp_join(t, c, docs, n, qa, qb, rel, dup_rank)
+                                                        : hash_join(t, c, docs, n, qa, qb, rel, dup_rank);
+}
+
 /* The stored column of the second copy of doc d in doc[0..n).  When the
  * scores never rise, copies of one doc keep their stored order in the
  * ranking (their scores are equal, and the tie order is stable), so the
@@ -876,8 +891,7 @@ static inline __attribute__((always_inline)) void score_row_body(void *vctx, siz
 
   int32_t *restrict rel = t->rel;
   size_t dup_rank = 0;
-  const int usual = n <= STAMP_RANKS && qb - qa <= STAMP_JUDGED_MAX;
-  int dup = usual ? stamp_join(t, c, ranked, n, qa, qb, rel, &dup_rank) : hash_join(t, c, ranked, n, qa, qb, rel, &dup_rank);
+  int dup = join_row(t, c, ranked, n, qa, qb, rel, &dup_rank);
   if (order && !rising && (dup || order_tied_rels(c, e->id_rank, doc, t->tie, n - 1, rel, t->judged))) {
     /* the docs in trec_eval's order, joined again: the repeat is named as
      * that ranking meets it */
@@ -885,7 +899,7 @@ static inline __attribute__((always_inline)) void score_row_body(void *vctx, siz
     memcpy(sd, doc, n * sizeof *sd);
     order_ties(c, e->id_rank, sd, t->tie, n - 1);
     ranked = sd;
-    dup = usual ? stamp_join(t, c, ranked, n, qa, qb, rel, &dup_rank) : hash_join(t, c, ranked, n, qa, qb, rel, &dup_rank);
+    dup = join_row(t, c, ranked, n, qa, qb, rel, &dup_rank);
   }
   if (dup) {
     bt->bad_at[row] = (int64_t)(ord ? ord[dup_rank] : second_copy(doc, n, ranked[dup_rank]));
