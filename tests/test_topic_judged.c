@@ -141,6 +141,28 @@ Test(topic_judged, cut_at_depth)
   cr_expect_eq(rs__count_below(judged, 0, 10), 0);
 }
 
+/* rs__count_below against a plain count: every ascending list of 0 to 12
+ * distinct ranks from 0..13 (all 2^14 subsets, the lengths either side of
+ * each halving of the search), at every k from 0 to 15. */
+Test(topic_judged, count_below_every_short_list)
+{
+  int32_t pos[14];
+  size_t checked = 0;
+  for (uint32_t set = 0; set < (1u << 14); set++) {
+    size_t n = 0;
+    for (int32_t r = 0; r < 14; r++)
+      if (set >> r & 1) pos[n++] = r;
+    if (n > 12) continue;
+    for (size_t k = 0; k <= 15; k++) {
+      size_t want = 0;
+      for (size_t j = 0; j < n; j++) want += (size_t)pos[j] < k;
+      cr_assert_eq(rs__count_below(pos, n, k), want, "set %#x n %zu k %zu", set, n, k);
+      checked++;
+    }
+  }
+  cr_assert_gt(checked, 200000);
+}
+
 /* rs__levels_of against a count of its own: random grade lists of 0 to 40
  * judgments whose grades span -3..3, 0..15 (the table's), 0..16 and
  * -3..40 (the search's), and the table's edges (15 alone, 16 alone, 15
