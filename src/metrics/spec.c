@@ -514,6 +514,8 @@ void rs__spec_free(rs__spec *s)
   free(s->plans);
   for (size_t i = 0; i < s->n_req; i++) free(s->req[i].name);
   free(s->req);
+  free(s->work_at);
+  free(s->f1);
   free(s);
 }
 
@@ -687,6 +689,17 @@ rs_code rs__spec_build_extra(const char *const *names, size_t n_names, const cha
       r->at = sp->out + (r->kind == RS_REQ_RAG ? sp->plan.n_values : 0) + r->slot;
       r->at_p = sp->out + r->slot_p, r->at_r = sp->out + r->slot_r;
     }
+    s->work_at = rs__malloc(rs__mul(s->n_req, sizeof *s->work_at));
+    s->f1 = rs__malloc(rs__mul(s->n_req, sizeof *s->f1));
+    if (!s->work_at || !s->f1) {
+      rc = rs__fail(err, RS_NOMEM, "out of memory");
+    } else {
+      for (size_t i = 0; i < s->n_req; i++) {
+        const rs__req *r = &s->req[i];
+        s->work_at[i] = r->kind == RS_REQ_F1 ? r->at_p : r->at;
+        if (r->kind == RS_REQ_F1) s->f1[s->n_f1++] = i;
+      }
+    }
   }
   free(plan_of);
 done:
@@ -748,14 +761,12 @@ void rs__spec_eval(const rs__spec *s, rs__spec_scratch *ss, const int32_t *rel, 
     if (sp->n_rag) /* the dummy scores 0 on every rag measure, as under -c */
       rs_eval_rag(&sp->plan, sp->rag, sp->n_rag, missing ? &dummy : rel, missing ? 1 : n, lv, w + sp->plan.n_values);
   }
-  const double *w = ss->work;
-  for (size_t i = 0; i < s->n_req; i++) {
-    const rs__req *r = &s->req[i];
-    if (r->kind != RS_REQ_F1) {
-      out[i] = w[r->at];
-    } else {
-      const double P = w[r->at_p], R = w[r->at_r];
-      out[i] = P + R > 0.0 ? 2.0 * P * R / (P + R) : 0.0;
-    }
+  const double *restrict w = ss->work;
+  const size_t *restrict at = s->work_at;
+  for (size_t i = 0; i < s->n_req; i++) out[i] = w[at[i]];
+  for (size_t j = 0; j < s->n_f1; j++) {
+    const rs__req *r = &s->req[s->f1[j]];
+    const double P = w[r->at_p], R = w[r->at_r];
+    out[s->f1[j]] = P + R > 0.0 ? 2.0 * P * R / (P + R) : 0.0;
   }
 }

@@ -52,6 +52,12 @@ typedef struct rs__spec {
    * num_q_* counts), RR and NumRel (worst.csv) */
   size_t hidden_p1, hidden_relret, hidden_rr, hidden_numrel;
   size_t n_work; /* length of the per-query work vector (all plans' values and rag values) */
+  /* rs__spec_eval's copy out of the work vector, as two plain loops: each
+   * value's place in it (req[i].at; an F1 value's is that of its P@k, and
+   * it is then worked out again), and the F1 values' req indexes. */
+  size_t *work_at; /* [n_req] */
+  size_t *f1;      /* [n_f1] */
+  size_t n_f1;
 } rs__spec;
 
 /* Builds a spec from names (each may expand to several values).  Unknown
