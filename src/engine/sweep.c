@@ -281,21 +281,22 @@ static rs_code ensure_thread(engine *e, thread_state *t, size_t len, rs_error *e
   unsigned bits = 4;
   while (hcap < JOIN_LOAD_INVERSE * (cap + e->max_nnz)) hcap *= 2, bits++;
   free_thread(t);
-  t->order = rs__malloc(rs__mul(cap, sizeof *t->order));
-  t->tmp = rs__malloc(rs__mul(cap, sizeof *t->tmp));
-  t->sdoc = rs__malloc(rs__mul(cap, sizeof *t->sdoc));
-  t->tie = rs__malloc(rs__mul(cap / 64 + 1, sizeof *t->tie));
-  t->rel = rs__malloc(rs__mul(cap, sizeof *t->rel));
-  t->judged = rs__malloc(rs__mul(cap, sizeof *t->judged));
-  t->score = rs__malloc(rs__mul(cap, sizeof *t->score));
-  t->lv_grade = rs__malloc(rs__mul(e->max_levels, sizeof *t->lv_grade));
-  t->lv_count = rs__malloc(rs__mul(e->max_levels, sizeof *t->lv_count));
-  t->join_key = rs__calloc(hcap, sizeof *t->join_key);
-  t->join_grade = rs__malloc(rs__mul(hcap, sizeof *t->join_grade));
-  t->stamp = rs__calloc(STAMP_SLOTS, sizeof *t->stamp);
-  t->stamp_slot = rs__malloc(rs__mul(cap, sizeof *t->stamp_slot));
-  t->deferred = rs__malloc(rs__mul(cap, sizeof *t->deferred));
-  t->stamp_was = rs__malloc(cap + 16);
+  /* In whole cache lines, each block: see rs__calloc_lines. */
+  t->order = rs__calloc_lines(cap, sizeof *t->order);
+  t->tmp = rs__calloc_lines(cap, sizeof *t->tmp);
+  t->sdoc = rs__calloc_lines(cap, sizeof *t->sdoc);
+  t->tie = rs__calloc_lines(cap / 64 + 1, sizeof *t->tie);
+  t->rel = rs__calloc_lines(cap, sizeof *t->rel);
+  t->judged = rs__calloc_lines(cap, sizeof *t->judged);
+  t->score = rs__calloc_lines(cap, sizeof *t->score);
+  t->lv_grade = rs__calloc_lines(e->max_levels, sizeof *t->lv_grade);
+  t->lv_count = rs__calloc_lines(e->max_levels, sizeof *t->lv_count);
+  t->join_key = rs__calloc_lines(hcap, sizeof *t->join_key);
+  t->join_grade = rs__calloc_lines(hcap, sizeof *t->join_grade);
+  t->stamp = rs__calloc_lines(STAMP_SLOTS, sizeof *t->stamp);
+  t->stamp_slot = rs__calloc_lines(cap, sizeof *t->stamp_slot);
+  t->deferred = rs__calloc_lines(cap, sizeof *t->deferred);
+  t->stamp_was = rs__malloc_lines(cap + 16);
   if (!t->order || !t->tmp || !t->sdoc || !t->tie || !t->rel || !t->judged || !t->score || !t->lv_grade || !t->lv_count || !t->join_key || !t->join_grade ||
       !t->stamp || !t->stamp_slot || !t->stamp_was || !t->deferred || bits > 32) {
     free_thread(t);
@@ -1342,7 +1343,7 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
   if (!rc) rc = query_levels(&e, err);
   if (!rc) rc = build_id_rank(c, &e.id_rank, err);
   if (tm) tm->setup = rs__seconds() - t0;
-  if (!rc && !(e.ts = rs__calloc((size_t)e.threads, sizeof *e.ts))) rc = rs__fail(err, RS_NOMEM, "out of memory");
+  if (!rc && !(e.ts = rs__calloc_lines((size_t)e.threads, sizeof *e.ts))) rc = rs__fail(err, RS_NOMEM, "out of memory");
   if (rc) goto done;
 
   for (size_t r = 0; r < n_runs; r += e.group[r]) e.rows_total += end_row(&e, r) - first_row(&e, r);

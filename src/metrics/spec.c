@@ -723,8 +723,8 @@ done:
 rs_code rs__spec_scratch_init(const rs__spec *s, size_t cap, size_t max_levels, rs__spec_scratch *ss, rs_error *err)
 {
   memset(ss, 0, sizeof *ss);
-  ss->ms = rs__calloc(s->n_plans, sizeof *ss->ms);
-  ss->work = rs__calloc(s->n_work, sizeof *ss->work);
+  ss->ms = rs__calloc_lines(s->n_plans, sizeof *ss->ms); /* per thread: whole lines (rs__calloc_lines) */
+  ss->work = rs__calloc_lines(s->n_work, sizeof *ss->work);
   if (!ss->ms || !ss->work) {
     rs__spec_scratch_free(ss);
     return rs__fail(err, RS_NOMEM, "out of memory");

@@ -37,13 +37,13 @@ rs_code rs_scratch_init(rs_scratch *s, const rs_plan *plan, size_t cap, size_t m
   for (size_t i = 0; i < plan->n_sel; i++)
     if (plan->sel[i].n_gains > n_params) n_params = plan->sel[i].n_gains;
   s->cap_levels = max_levels + n_params;
-  s->gl = rs__malloc(rs__mul(s->cap_levels, sizeof *s->gl));
-  s->gl_tmp = rs__malloc(rs__mul(s->cap_levels, sizeof *s->gl_tmp));
-  s->relpos = rs__malloc(rs__mul(cap + 1, sizeof *s->relpos));
-  s->pospos = rs__malloc(rs__mul(cap + 1, sizeof *s->pospos));
-  s->cunj = rs__malloc(rs__mul(cap + 1, sizeof *s->cunj));
-  s->aps = rs__malloc(rs__mul(cap + 1, sizeof *s->aps));
-  s->dcg = rs__malloc(rs__mul(cap + 1, sizeof *s->dcg));
+  s->gl = rs__malloc_lines(rs__mul(s->cap_levels, sizeof *s->gl));
+  s->gl_tmp = rs__malloc_lines(rs__mul(s->cap_levels, sizeof *s->gl_tmp));
+  s->relpos = rs__malloc_lines(rs__mul(cap + 1, sizeof *s->relpos));
+  s->pospos = rs__malloc_lines(rs__mul(cap + 1, sizeof *s->pospos));
+  s->cunj = rs__malloc_lines(rs__mul(cap + 1, sizeof *s->cunj));
+  s->aps = rs__malloc_lines(rs__mul(cap + 1, sizeof *s->aps));
+  s->dcg = rs__malloc_lines(rs__mul(cap + 1, sizeof *s->dcg));
   if (!s->relpos || !s->pospos || !s->cunj || !s->aps || !s->dcg || !s->gl || !s->gl_tmp) {
     rs_scratch_free(s);
     return rs__fail(err, RS_NOMEM, "out of memory for scratch of %zu ranks", cap);

@@ -18,6 +18,7 @@
 #define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE, posix_memalign */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "internal.h"
@@ -63,3 +64,11 @@ void *rs__calloc(size_t n, size_t size)
 void *rs__realloc(void *p, size_t size) { return huge_hint(realloc(p, size ? size : 1), size); }
 
 void *rs__malloc_lines(size_t size) { return malloc_aligned(RS_CACHE_LINE, size); }
+
+void *rs__calloc_lines(size_t n, size_t size)
+{
+  const size_t total = rs__mul(n, size);
+  void *p = malloc_aligned(RS_CACHE_LINE, total);
+  if (p) memset(p, 0, total);
+  return p;
+}
