@@ -26,7 +26,16 @@ HDF5_LIBS   = $(shell pkg-config --libs $(HDF5_PKG) 2>/dev/null || $(if $(MPI),,
 ifneq ($(MPI),)
 CPPFLAGS += -DRS_WITH_MPI
 endif
-LDLIBS   += $(HDF5_LIBS) -lcsv -ljson-c -lcurl -lsqlite3 -lz -lm
+# libcurl is not linked: src/llm/http.c loads it with the first request.
+LDLIBS   += $(HDF5_LIBS) -lcsv -ljson-c -lsqlite3 -lz -lm
+# The ragsweep program takes HDF5 from its static archive where the -dev
+# package ships one: Debian's libhdf5.so needs libcurl and libcrypto (for
+# an S3 driver ragsweep never opens), some 30 shared objects whose loading
+# was most of a small eval's start-up (18 ms of it; from the archive, the
+# linker takes none of that code).  Its own link flags are libhdf5.settings'.
+HDF5_LIBDIR  = $(or $(shell pkg-config --variable=libdir $(HDF5_PKG) 2>/dev/null),/usr/lib/x86_64-linux-gnu/hdf5/$(HDF5_FALLBACK))
+HDF5_ARCHIVE = $(if $(MPI),,$(wildcard $(HDF5_LIBDIR)/libhdf5.a))
+EXE_LDLIBS   = $(if $(HDF5_ARCHIVE),$(HDF5_ARCHIVE) -lsz -lz -ldl -lm,$(HDF5_LIBS)) -lcsv -ljson-c -lsqlite3 -lz -lm
 
 # The library: every stage folder of src/ but the command line.
 LIB_SRC  := $(filter-out src/cli/%,$(wildcard src/*.c src/*/*.c))
@@ -71,7 +80,7 @@ $(BUILD)/ragsweep-uninstalled.pc: ragsweep.pc.in src/internal.h Makefile
 	$(PC_SUBST) -e 's|@PREFIX@|$(CURDIR)|' -e 's|@LIBDIR@|$(CURDIR)/$(BUILD)|' -e 's|@INCLUDEDIR@|$(CURDIR)/include|' $< >$@.tmp && mv $@.tmp $@
 
 $(BUILD)/ragsweep: $(CLI_OBJ) $(BUILD)/libragsweep.a
-	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libragsweep.a $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libragsweep.a $(EXE_LDLIBS)
 
 # The drop-in trec_eval: the text engine only, so it starts without
 # loading libhdf5, libcurl and theirs (src/cli/trec_eval_main.c).

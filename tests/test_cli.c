@@ -355,6 +355,23 @@ Test(variants, trec_eval_program)
   th_free(&r);
 }
 
+/* What ragsweep loads at start: not libcurl and its TLS, Kerberos and LDAP
+ * libraries (http.c loads libcurl with the first request; the program takes
+ * HDF5 from its static archive, where Debian's libhdf5.so would bring
+ * libcurl).  The LLM tests make requests through the same program. */
+Test(cli, start_up_loads_no_http_stack)
+{
+  char *argv[] = {(char *)th_bin(), "--version", NULL};
+  char *trace[] = {"LD_TRACE_LOADED_OBJECTS=1", NULL};
+  th_result r = th_run(NULL, argv, trace, NULL);
+  cr_assert_not_null(r.out);
+  cr_expect(strstr(r.out, "libgomp") && strstr(r.out, "libc."), "no loader trace: %s", r.out);
+  static const char *const avoided[] = {"libcurl", "libssl", "libcrypto", "libgnutls", "libkrb5", "libldap"};
+  for (size_t i = 0; i < sizeof avoided / sizeof avoided[0]; i++)
+    cr_expect(!strstr(r.out, avoided[i]), "ragsweep loads %s at start:\n%s", avoided[i], r.out);
+  th_free(&r);
+}
+
 /* ---- determinism --------------------------------------------------------- */
 
 struct det_case {

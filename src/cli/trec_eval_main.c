@@ -1,9 +1,11 @@
 /* trec_eval_main.c: the trec_eval program, the drop-in for trec_eval 10.0,
  * linked apart from ragsweep.  It needs the text engine only (libc, libm,
  * the OpenMP runtime and zlib), so it loads 5 shared libraries where
- * ragsweep loads 41 (libhdf5 and libcurl bring in TLS, Kerberos, LDAP...):
- * on a VM where a page fault costs 25 us, starting took 20 ms of a 10k
- * query run's 90 ms.  `ragsweep trec_eval` is the same command. */
+ * ragsweep loads 11 (HDF5 linked in from its archive, with libsz, SQLite,
+ * json-c, libcsv; libcurl only when a command makes a request).  It once
+ * loaded 41, through libhdf5.so's libcurl and TLS, Kerberos, LDAP: on a VM
+ * where a page fault costs 11-25 us, starting took 20 ms of a 10k query
+ * run's 90 ms.  `ragsweep trec_eval` is the same command. */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -1,10 +1,17 @@
 /* http.c: the OpenAI-compatible transport over libcurl's multi interface.
- * The only includer of <curl/curl.h>.  See http.h for the retry policy. */
+ * The only includer of <curl/curl.h>.  See http.h for the retry policy.
+ *
+ * libcurl is loaded (dlopen) by the first request, not linked: through
+ * its TLS, Kerberos and LDAP libraries it brings some 30 shared objects,
+ * and loading them cost every command about 15 ms at start-up, most of
+ * a small eval's time, though only the LLM and monitoring commands ever
+ * talk to a server. */
 #define _DEFAULT_SOURCE /* timegm, strptime, strncasecmp */
 #define _XOPEN_SOURCE 700
 #include "llm/http.h"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -75,9 +82,83 @@ static double next_unit(uint64_t *s)
   return (double)(z >> 11) * (1.0 / 9007199254740992.0);
 }
 
+/* The libcurl functions this file calls, from the loaded library. */
+typedef struct curl_api {
+  CURLcode (*global_init)(long flags);
+  CURL *(*easy_init)(void);
+  CURLcode (*easy_setopt)(CURL *easy, CURLoption option, ...);
+  CURLcode (*easy_getinfo)(CURL *easy, CURLINFO info, ...);
+  CURLcode (*easy_perform)(CURL *easy);
+  void (*easy_cleanup)(CURL *easy);
+  const char *(*easy_strerror)(CURLcode code);
+  CURLM *(*multi_init)(void);
+  CURLMcode (*multi_setopt)(CURLM *multi, CURLMoption option, ...);
+  CURLMcode (*multi_add_handle)(CURLM *multi, CURL *easy);
+  CURLMcode (*multi_remove_handle)(CURLM *multi, CURL *easy);
+  CURLMcode (*multi_perform)(CURLM *multi, int *running);
+  CURLMcode (*multi_poll)(CURLM *multi, struct curl_waitfd extra[], unsigned n_extra, int timeout_ms, int *numfds);
+  CURLMsg *(*multi_info_read)(CURLM *multi, int *left);
+  CURLMcode (*multi_cleanup)(CURLM *multi);
+  const char *(*multi_strerror)(CURLMcode code);
+  struct curl_slist *(*slist_append)(struct curl_slist *list, const char *line);
+  void (*slist_free_all)(struct curl_slist *list);
+} curl_api;
+static curl_api cu;
+
+/* libcurl's soname since 7.16; the -dev package's unversioned link is
+ * not installed on machines that only run ragsweep. */
+#define CURL_SONAME "libcurl.so.4"
+
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
-static CURLcode global_rc = CURLE_FAILED_INIT;
-static void global_init(void) { global_rc = curl_global_init(CURL_GLOBAL_DEFAULT); }
+static int global_ok;
+static char global_why[320]; /* why libcurl is not usable, when !global_ok */
+
+/* Each function by name into its slot of cu; 0 when one is missing. */
+static int bind_curl(void *lib)
+{
+  static const struct {
+    const char *name;
+    size_t at;
+  } table[] = {
+#define SLOT(f) {"curl_" #f, offsetof(curl_api, f)}
+      SLOT(global_init),   SLOT(easy_init),        SLOT(easy_setopt),         SLOT(easy_getinfo),
+      SLOT(easy_perform),  SLOT(easy_cleanup),     SLOT(easy_strerror),       SLOT(multi_init),
+      SLOT(multi_setopt),  SLOT(multi_add_handle), SLOT(multi_remove_handle), SLOT(multi_perform),
+      SLOT(multi_poll),    SLOT(multi_info_read),  SLOT(multi_cleanup),       SLOT(multi_strerror),
+      SLOT(slist_append),  SLOT(slist_free_all),
+#undef SLOT
+  };
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+    void *f = dlsym(lib, table[i].name);
+    if (!f) {
+      snprintf(global_why, sizeof global_why, "%s has no %s (libcurl 7.66 or later is needed)", CURL_SONAME,
+               table[i].name);
+      return 0;
+    }
+    /* POSIX guarantees a dlsym result converts to a function pointer;
+     * memcpy says so without ISO C's object/function pointer cast. */
+    memcpy((char *)&cu + table[i].at, &f, sizeof f);
+  }
+  return 1;
+}
+
+static void global_init(void)
+{
+  void *lib = dlopen(CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char *why = dlerror();
+    snprintf(global_why, sizeof global_why, "cannot load libcurl (%s); install it (Debian: apt-get install libcurl4)",
+             why ? why : CURL_SONAME);
+    return;
+  }
+  if (!bind_curl(lib)) return; /* the library stays loaded: unloading buys nothing */
+  const CURLcode rc = cu.global_init(CURL_GLOBAL_DEFAULT);
+  if (rc != CURLE_OK) {
+    snprintf(global_why, sizeof global_why, "libcurl initialisation failed: %s", cu.easy_strerror(rc));
+    return;
+  }
+  global_ok = 1;
+}
 
 static size_t on_body(char *data, size_t size, size_t n, void *user)
 {
@@ -141,8 +222,8 @@ static void pool_free(pool *p)
     for (int i = 0; i < p->n_slots; i++) {
       slot *s = &p->slots[i];
       if (s->easy) {
-        if (s->r) curl_multi_remove_handle(p->multi, s->easy);
-        curl_easy_cleanup(s->easy);
+        if (s->r) cu.multi_remove_handle(p->multi, s->easy);
+        cu.easy_cleanup(s->easy);
       }
       if (s->r) free(s->r->body);
       free(s->r);
@@ -155,8 +236,8 @@ static void pool_free(pool *p)
   }
   free(p->waiting);
   free(p->slots);
-  if (p->multi) curl_multi_cleanup(p->multi);
-  curl_slist_free_all(p->headers);
+  if (p->multi) cu.multi_cleanup(p->multi);
+  if (p->headers) cu.slist_free_all(p->headers); /* NULL too when libcurl was never loaded */
   if (p->auth) {
     /* volatile: the wipe must not be optimised away before free. */
     volatile char *a = p->auth;
@@ -177,8 +258,7 @@ static rs_code pool_init(pool *p, const rs__http_cfg *cfg, rs_error *err)
       !(cfg->backoff_initial_s >= 0) || !(cfg->backoff_max_s >= 0))
     return rs__fail(err, RS_USAGE, "LLM client: timeouts, rpm and backoff must be >= 0");
   pthread_once(&global_once, global_init);
-  if (global_rc != CURLE_OK)
-    return rs__fail(err, RS_IO, "LLM client: libcurl initialisation failed: %s", curl_easy_strerror(global_rc));
+  if (!global_ok) return rs__fail(err, RS_IO, "LLM client: %s", global_why);
   p->cfg = cfg;
   p->timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : 60;
   p->connect_s = cfg->connect_timeout_s > 0 ? cfg->connect_timeout_s : (p->timeout_s < 10 ? p->timeout_s : 10);
@@ -195,20 +275,20 @@ static rs_code pool_init(pool *p, const rs__http_cfg *cfg, rs_error *err)
   p->base[bl] = '\0';
   p->base_len = bl;
 
-  if (!(p->multi = curl_multi_init())) goto nomem;
-  curl_multi_setopt(p->multi, CURLMOPT_MAXCONNECTS, (long)p->n_slots);
-  struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+  if (!(p->multi = cu.multi_init())) goto nomem;
+  cu.multi_setopt(p->multi, CURLMOPT_MAXCONNECTS, (long)p->n_slots);
+  struct curl_slist *h = cu.slist_append(NULL, "Content-Type: application/json");
   if (!h) goto nomem;
   p->headers = h;
   /* No "Expect: 100-continue": it costs a round trip on every POST. */
-  if (!(h = curl_slist_append(p->headers, "Expect:"))) goto nomem;
+  if (!(h = cu.slist_append(p->headers, "Expect:"))) goto nomem;
   if (cfg->api_key && *cfg->api_key) {
     static const char pre[] = "Authorization: Bearer ";
     size_t kl = strlen(cfg->api_key);
     if (!(p->auth = malloc(sizeof pre + kl))) goto nomem;
     memcpy(p->auth, pre, sizeof pre - 1);
     memcpy(p->auth + sizeof pre - 1, cfg->api_key, kl + 1);
-    if (!(h = curl_slist_append(p->headers, p->auth))) goto nomem;
+    if (!(h = cu.slist_append(p->headers, p->auth))) goto nomem;
   }
   if (!(p->slots = calloc((size_t)p->n_slots, sizeof *p->slots))) goto nomem;
   /* The array also holds the in-flight requests that may fail while
@@ -217,19 +297,19 @@ static rs_code pool_init(pool *p, const rs__http_cfg *cfg, rs_error *err)
   if (!(p->waiting = calloc((size_t)(p->max_waiting + p->n_slots), sizeof *p->waiting))) goto nomem;
   for (int i = 0; i < p->n_slots; i++) {
     slot *s = &p->slots[i];
-    if (!(s->easy = curl_easy_init())) goto nomem;
-    curl_easy_setopt(s->easy, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(s->easy, CURLOPT_HTTPHEADER, p->headers);
-    curl_easy_setopt(s->easy, CURLOPT_USERAGENT, "ragsweep/" RAGSWEEP_VERSION);
-    curl_easy_setopt(s->easy, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(s->easy, CURLOPT_WRITEDATA, s);
-    curl_easy_setopt(s->easy, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(s->easy, CURLOPT_HEADERDATA, s);
-    curl_easy_setopt(s->easy, CURLOPT_PRIVATE, s);
-    curl_easy_setopt(s->easy, CURLOPT_TIMEOUT_MS, (long)ceil(p->timeout_s * 1000));
-    curl_easy_setopt(s->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)ceil(p->connect_s * 1000));
+    if (!(s->easy = cu.easy_init())) goto nomem;
+    cu.easy_setopt(s->easy, CURLOPT_NOSIGNAL, 1L);
+    cu.easy_setopt(s->easy, CURLOPT_HTTPHEADER, p->headers);
+    cu.easy_setopt(s->easy, CURLOPT_USERAGENT, "ragsweep/" RAGSWEEP_VERSION);
+    cu.easy_setopt(s->easy, CURLOPT_WRITEFUNCTION, on_body);
+    cu.easy_setopt(s->easy, CURLOPT_WRITEDATA, s);
+    cu.easy_setopt(s->easy, CURLOPT_HEADERFUNCTION, on_header);
+    cu.easy_setopt(s->easy, CURLOPT_HEADERDATA, s);
+    cu.easy_setopt(s->easy, CURLOPT_PRIVATE, s);
+    cu.easy_setopt(s->easy, CURLOPT_TIMEOUT_MS, (long)ceil(p->timeout_s * 1000));
+    cu.easy_setopt(s->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)ceil(p->connect_s * 1000));
     /* A redirect would turn the POST into a GET on some servers: report it. */
-    curl_easy_setopt(s->easy, CURLOPT_FOLLOWLOCATION, 0L);
+    cu.easy_setopt(s->easy, CURLOPT_FOLLOWLOCATION, 0L);
   }
   return RS_OK;
 nomem:
@@ -246,20 +326,20 @@ static rs_code start(pool *p, slot *s, req *r, double now, rs_error *err)
   size_t o = p->base_len;
   if (pl == 0 || r->path[0] != '/') url[o++] = '/';
   memcpy(url + o, r->path, pl + 1);
-  curl_easy_setopt(s->easy, CURLOPT_URL, url); /* libcurl copies the string */
+  cu.easy_setopt(s->easy, CURLOPT_URL, url); /* libcurl copies the string */
   free(url);
-  curl_easy_setopt(s->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
-  curl_easy_setopt(s->easy, CURLOPT_POSTFIELDS, r->body);
+  cu.easy_setopt(s->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+  cu.easy_setopt(s->easy, CURLOPT_POSTFIELDS, r->body);
   s->len = 0;
   if (s->buf) s->buf[0] = '\0';
   s->too_big = 0;
   s->retry_after = -1;
   s->started = now;
   s->r = r;
-  CURLMcode mc = curl_multi_add_handle(p->multi, s->easy);
+  CURLMcode mc = cu.multi_add_handle(p->multi, s->easy);
   if (mc != CURLM_OK) {
     s->r = NULL;
-    return rs__fail(err, RS_IO, "LLM client: cannot start a transfer: %s", curl_multi_strerror(mc));
+    return rs__fail(err, RS_IO, "LLM client: cannot start a transfer: %s", cu.multi_strerror(mc));
   }
   if (r->attempts > 0) p->st.retries++;
   r->attempts++;
@@ -292,7 +372,7 @@ static int body_has(const slot *s, const char *needle) { return s->len && strstr
 static verdict judge(pool *p, const slot *s, req *r, CURLcode res)
 {
   long status = 0;
-  curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status);
+  cu.easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status);
   r->status = status;
   r->message[0] = '\0';
   if (res == CURLE_WRITE_ERROR && s->too_big) {
@@ -327,7 +407,7 @@ static verdict judge(pool *p, const slot *s, req *r, CURLcode res)
     return DONE_RETRY;
   default:
     /* Bad URL, unsupported protocol, TLS problems: no retry can fix them. */
-    snprintf(r->message, sizeof r->message, "%s", curl_easy_strerror(res));
+    snprintf(r->message, sizeof r->message, "%s", cu.easy_strerror(res));
     return DONE_FATAL;
   }
   if (status >= 200 && status < 300) return DONE_OK;
@@ -380,14 +460,14 @@ static int collect(pool *p, rs__http_done_fn done, void *ctx)
 {
   CURLMsg *m;
   int left, n = 0;
-  while ((m = curl_multi_info_read(p->multi, &left))) {
+  while ((m = cu.multi_info_read(p->multi, &left))) {
     if (m->msg != CURLMSG_DONE) continue;
     n++;
     CURL *e = m->easy_handle;
     CURLcode res = m->data.result;
     slot *s = NULL;
-    curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&s);
-    curl_multi_remove_handle(p->multi, e);
+    cu.easy_getinfo(e, CURLINFO_PRIVATE, (char **)&s);
+    cu.multi_remove_handle(p->multi, e);
     p->in_flight--;
     req *r = s->r;
     s->r = NULL;
@@ -486,16 +566,16 @@ rs_code rs__http_run(const rs__http_cfg *cfg, rs__http_next_fn next, rs__http_do
       continue;
     }
     int running = 0;
-    CURLMcode mc = curl_multi_perform(p.multi, &running);
+    CURLMcode mc = cu.multi_perform(p.multi, &running);
     if (mc == CURLM_OK && collect(&p, done, ctx) == 0) {
       /* Wait for socket activity, but no longer than the next due retry or
        * rpm slot, so waiting retries never block the others. */
       double ms = (wake - now_s()) * 1e3;
       int tmo = ms < 0 ? 0 : ms > 1000 ? 1000 : (int)ceil(ms);
-      mc = curl_multi_poll(p.multi, NULL, 0, tmo, NULL);
+      mc = cu.multi_poll(p.multi, NULL, 0, tmo, NULL);
     }
     if (mc != CURLM_OK) {
-      rc = rs__fail(err, RS_IO, "LLM client: libcurl multi error: %s", curl_multi_strerror(mc));
+      rc = rs__fail(err, RS_IO, "LLM client: libcurl multi error: %s", cu.multi_strerror(mc));
       goto out;
     }
   }
@@ -583,52 +663,50 @@ rs_code rs__http_request(const char *method, const char *url, const char *conten
   rs__http_url_redacted(url, shown, sizeof shown);
   if (reply) *reply = (rs__http_reply){0};
   pthread_once(&global_once, global_init);
-  if (global_rc != CURLE_OK)
-    return rs__fail(err, RS_IO, "%s %s: libcurl initialisation failed: %s", method, shown,
-                    curl_easy_strerror(global_rc));
+  if (!global_ok) return rs__fail(err, RS_IO, "%s %s: %s", method, shown, global_why);
   if (!(timeout_s > 0)) timeout_s = 30;
   const double connect_s = timeout_s < 10 ? timeout_s : 10;
   rs_code rc = RS_OK;
   reply_buf rb = {0};
   struct curl_slist *headers = NULL, *h;
   char ct[256];
-  CURL *easy = curl_easy_init();
-  if (!easy || !(headers = curl_slist_append(NULL, "Expect:"))) goto nomem;
+  CURL *easy = cu.easy_init();
+  if (!easy || !(headers = cu.slist_append(NULL, "Expect:"))) goto nomem;
   if (content_type) {
     snprintf(ct, sizeof ct, "Content-Type: %s", content_type);
-    if (!(h = curl_slist_append(headers, ct))) goto nomem;
+    if (!(h = cu.slist_append(headers, ct))) goto nomem;
   }
   char errbuf[CURL_ERROR_SIZE] = "";
-  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, errbuf);
-  if (curl_easy_setopt(easy, CURLOPT_URL, url) != CURLE_OK) {
+  cu.easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  cu.easy_setopt(easy, CURLOPT_ERRORBUFFER, errbuf);
+  if (cu.easy_setopt(easy, CURLOPT_URL, url) != CURLE_OK) {
     rc = rs__fail(err, RS_USAGE, "%s %s: not a URL libcurl can use", method, shown);
     goto done;
   }
-  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(easy, CURLOPT_USERAGENT, "ragsweep/" RAGSWEEP_VERSION);
-  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_reply);
-  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &rb);
-  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long)ceil(timeout_s * 1000));
-  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, (long)ceil(connect_s * 1000));
-  curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
-  if (strcmp(method, "GET") == 0) curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
+  cu.easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+  cu.easy_setopt(easy, CURLOPT_USERAGENT, "ragsweep/" RAGSWEEP_VERSION);
+  cu.easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_reply);
+  cu.easy_setopt(easy, CURLOPT_WRITEDATA, &rb);
+  cu.easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long)ceil(timeout_s * 1000));
+  cu.easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, (long)ceil(connect_s * 1000));
+  cu.easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+  if (strcmp(method, "GET") == 0) cu.easy_setopt(easy, CURLOPT_HTTPGET, 1L);
   else {
     /* POSTFIELDS sends the body; CUSTOMREQUEST names the method (PUT). */
-    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? body_len : 0));
-    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body ? body : "");
-    if (strcmp(method, "POST") != 0) curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, method);
+    cu.easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? body_len : 0));
+    cu.easy_setopt(easy, CURLOPT_POSTFIELDS, body ? body : "");
+    if (strcmp(method, "POST") != 0) cu.easy_setopt(easy, CURLOPT_CUSTOMREQUEST, method);
   }
-  const CURLcode res = curl_easy_perform(easy);
+  const CURLcode res = cu.easy_perform(easy);
   long status = 0;
-  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+  cu.easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
   if (rb.nomem) goto nomem;
   if (res != CURLE_OK) {
     const char *what = res == CURLE_COULDNT_CONNECT        ? "connection refused (is the server running?)"
                        : res == CURLE_OPERATION_TIMEDOUT    ? "timed out"
                        : res == CURLE_COULDNT_RESOLVE_HOST ? "cannot resolve the host name"
                        : res == CURLE_GOT_NOTHING          ? "empty reply (the server closed the connection)"
-                                                            : curl_easy_strerror(res);
+                                                            : cu.easy_strerror(res);
     /* libcurl's detail names the host and port, never the password; it is
      * left out if it ever held the URL's user information. */
     const int detail = *errbuf && !strchr(errbuf, '@');
@@ -657,7 +735,7 @@ nomem:
   rc = rs__fail(err, RS_NOMEM, "%s %s: out of memory", method, shown);
 done:
   free(rb.buf);
-  curl_slist_free_all(headers);
-  if (easy) curl_easy_cleanup(easy);
+  cu.slist_free_all(headers);
+  if (easy) cu.easy_cleanup(easy);
   return rc;
 }
