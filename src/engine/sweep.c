@@ -963,12 +963,15 @@ static rs_code grow_batch(batch *b, size_t rows, size_t row_values, rs_error *er
   return RS_OK;
 }
 
-/* Rows per block of a run, so that a block holds about batch_docs docs. */
+/* Rows per block of a run, so that a block holds about batch_docs docs:
+ * rounded up, so that one block fills a batch (rounded down, 1310 rows
+ * of 100 docs fell 72 short of 2^17, and every batch read a second block
+ * of 1310 rows into buffers of its own). */
 static size_t rows_per_block(const engine *e, const rs__run *r)
 {
   double per_row = r->csr ? (r->n_rows ? (double)r->n_docs / (double)r->n_rows : 1.0) : (double)r->k;
   if (per_row < 1.0) per_row = 1.0;
-  size_t rows = (size_t)((double)e->batch_docs / per_row);
+  size_t rows = (size_t)ceil((double)e->batch_docs / per_row);
   return rows < 16 ? 16 : rows;
 }
 

@@ -177,10 +177,9 @@ typedef struct rs__block {
   const int32_t *doc;
   const float *score32;
   const double *score64;
-  /* owned storage */
-  int32_t *doc_buf;
-  void *score_buf;
-  size_t cap_rows, cap_docs, cap_score_bytes;
+  /* owned storage: the docs, then the scores (rs__block_room) */
+  void *buf;
+  size_t cap_rows, cap_bytes;
 } rs__block;
 
 /* The score of element i of the block (rows are off[r]..off[r+1]). */
@@ -189,6 +188,9 @@ static inline double rs__block_score(const rs__block *b, size_t i)
   return b->score32 ? (double)b->score32[i] : b->score64[i];
 }
 
+/* Room in b's buffer for `docs` doc indexes, then score_bytes of scores
+ * (on a cache line), at *doc and *score; what it held is not kept. */
+rs_code rs__block_room(rs__block *b, size_t docs, size_t score_bytes, int32_t **doc, void **score, rs_error *err);
 /* Reads rows into b, growing its buffers when needed. */
 rs_code rs__run_read(const rs__run *run, size_t q0, size_t n, rs__block *b, rs_error *err);
 void rs__block_free(rs__block *b);

@@ -23,18 +23,15 @@ rs_code rs__mem_run_read(const rs__run *run, size_t q0, size_t n, rs__block *b, 
   b->q0 = q0;
   b->n = n;
   if (m->row_doc) { /* rows apart: gathered into the block's own buffers, as a file's are read into them */
-    const size_t docs = (size_t)b->off[n];
-    if (docs > b->cap_docs) {
-      int32_t *d = rs__realloc(b->doc_buf, rs__mul(docs, sizeof *d));
-      if (!d) return rs__fail(err, RS_NOMEM, "out of memory for a block of %zu docs", docs);
-      b->doc_buf = d;
-      b->cap_docs = docs;
-    }
+    int32_t *doc_buf;
+    void *unused;
+    rs_code rc = rs__block_room(b, (size_t)b->off[n], 0, &doc_buf, &unused, err);
+    if (rc) return rc;
     for (size_t i = 0; i < n; i++) {
       const size_t at = (size_t)b->off[i], len = (size_t)(b->off[i + 1] - b->off[i]);
-      if (len) memcpy(b->doc_buf + at, m->row_doc[q0 + i], len * sizeof *b->doc_buf);
+      if (len) memcpy(doc_buf + at, m->row_doc[q0 + i], len * sizeof *doc_buf);
     }
-    b->doc = b->doc_buf;
+    b->doc = doc_buf;
     b->score32 = NULL;
     b->score64 = NULL; /* such runs keep no scores (has_score 0) */
     return RS_OK;

@@ -65,6 +65,16 @@ void *rs__realloc(void *p, size_t size) { return huge_hint(realloc(p, size ? siz
 
 void *rs__malloc_lines(size_t size) { return malloc_aligned(RS_CACHE_LINE, size); }
 
+void *rs__malloc_refilled(size_t size, size_t *room)
+{
+  const size_t whole = size >= RS_REFILLED_HUGE_FROM && size <= SIZE_MAX - HUGE_PAGE
+                           ? (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1)
+                           : size;
+  void *p = whole >= HUGE_MIN ? malloc_aligned(HUGE_PAGE, whole) : malloc(whole ? whole : 1);
+  *room = p ? whole : 0;
+  return p;
+}
+
 void *rs__calloc_lines(size_t n, size_t size)
 {
   const size_t total = rs__mul(n, size);
