@@ -1,6 +1,6 @@
 /* test_corpus_ids.c: a corpus's ids as the open reads and checks them.
- * Query ids unique (hashes bucketed on all threads), whatever rows a
- * duplicate sits in, at one thread and two.  Fixed-length ids, read from
+ * Query ids unique (rising ids, or else hashes bucketed on all threads),
+ * whatever rows a duplicate sits in, at one thread and two.  Fixed-length ids, read from
  * the file's bytes, against what libhdf5 hands over for each padding
  * (written here with libhdf5, in layouts our writer never makes), and
  * their order checked in parts. */
@@ -17,9 +17,10 @@
 #include "formats/corpus.h"
 #include "helpers.h"
 
-/* nq query ids "q%06zu" (row dup_of's id again at row dup_at when dup_at <
- * nq), one doc, one judgment, one run ranking the doc for every query. */
-static char *write_many_queries(size_t nq, size_t dup_of, size_t dup_at)
+/* nq query ids "q%06zu", rising (or falling: "q%06zu" of nq - 1 - row),
+ * row dup_of's id again at row dup_at when dup_at < nq; one doc, one
+ * judgment, one run ranking the doc for every query. */
+static char *write_query_ids(size_t nq, size_t dup_of, size_t dup_at, int falling)
 {
   char *path = th_join(th_fresh_dir(), "many.h5");
   char **qid = calloc(nq, sizeof *qid);
@@ -29,7 +30,8 @@ static char *write_many_queries(size_t nq, size_t dup_of, size_t dup_at)
   for (size_t i = 0; i < nq; i++) {
     qid[i] = malloc(16);
     cr_assert(qid[i]);
-    snprintf(qid[i], 16, "q%06zu", i == dup_at ? dup_of : i);
+    const size_t row = i == dup_at ? dup_of : i;
+    snprintf(qid[i], 16, "q%06zu", falling ? nq - 1 - row : row);
     qoff[i + 1] = 1; /* query 0 judges doc 0 */
   }
   rs_error err = {0};
@@ -54,6 +56,11 @@ static char *write_many_queries(size_t nq, size_t dup_of, size_t dup_at)
   return path;
 }
 
+static char *write_many_queries(size_t nq, size_t dup_of, size_t dup_at)
+{
+  return write_query_ids(nq, dup_of, dup_at, 0);
+}
+
 enum { MANY = 150000 }; /* past the two parts of 65536 rows the checks split at two threads */
 
 static rs_code open_at(const char *path, int threads, rs_error *err)
@@ -65,12 +72,32 @@ static rs_code open_at(const char *path, int threads, rs_error *err)
   return rc;
 }
 
+/* Rising ids pass on their order, falling ones on their hashes. */
 Test(corpus_ids, many_distinct_query_ids_pass_at_one_thread_and_two, .timeout = 60)
 {
-  const char *path = write_many_queries(MANY, MANY, MANY);
-  for (int t = 1; t <= 2; t++) {
-    rs_error err = {0};
-    cr_expect_eq(open_at(path, t, &err), RS_OK, "%d threads: %s", t, err.msg);
+  for (int falling = 0; falling <= 1; falling++) {
+    const char *path = write_query_ids(MANY, MANY, MANY, falling);
+    for (int t = 1; t <= 2; t++) {
+      rs_error err = {0};
+      cr_expect_eq(open_at(path, t, &err), RS_OK, "%s ids, %d threads: %s", falling ? "falling" : "rising", t, err.msg);
+    }
+  }
+}
+
+/* At two threads the ids are read in two parts of 75000 rows, each of
+ * which rises here: the duplicate is where they meet, in falling ids too. */
+Test(corpus_ids, a_duplicate_where_the_parts_meet_is_found, .timeout = 60)
+{
+  for (int falling = 0; falling <= 1; falling++) {
+    const char *path = write_query_ids(MANY, 74999, 75000, falling);
+    char want[128];
+    snprintf(want, sizeof want, "rows 74999 and 75000: expected unique query ids, found 'q%06zu' twice",
+             falling ? (size_t)MANY - 1 - 74999 : (size_t)74999);
+    for (int t = 1; t <= 2; t++) {
+      rs_error err = {0};
+      cr_expect_eq(open_at(path, t, &err), RS_FORMAT, "%d threads: %s", t, err.msg);
+      cr_expect(strstr(err.msg, want), "%d threads: expected \"%s\" in \"%s\"", t, want, err.msg);
+    }
   }
 }
 

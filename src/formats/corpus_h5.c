@@ -2384,10 +2384,51 @@ static rs_code read_ids(const rs__h5file *f, const char *file, const char *name,
   return read_strings(f->fid, file, name, want, out, n_out, err);
 }
 
+/* Ids strictly rising in strcmp order, as probe_strings checks doc ids. */
+typedef struct {
+  char prev[256];
+  size_t prev_len;
+  int has_prev, in_order;
+} order_check;
+
+static void check_order(void *vo, size_t row, const char *s, size_t len)
+{
+  order_check *o = vo;
+  (void)row;
+  if (!o->in_order) return;
+  if ((o->has_prev && cmp_counted(o->prev, o->prev_len, s, len) >= 0) || len >= sizeof o->prev) {
+    o->in_order = 0; /* (longer ids: the ids are read instead) */
+    return;
+  }
+  memcpy(o->prev, s, len);
+  o->prev_len = len;
+  o->has_prev = 1;
+}
+
+/* A part's query ids: their hashes, and whether they rise strictly in
+ * strcmp order.  Ids that rise are distinct, and their hashes need no
+ * bucketing (qid_hashes_distinct: 15 ms of a one-thread open of 1M ids);
+ * `ragsweep import` writes the queries in that order, and gen_sweep too. */
+typedef struct {
+  qid_check qc;
+  order_check order; /* its prev: the part's last id */
+  char first[sizeof ((order_check *)0)->prev];
+  size_t first_len;
+} qid_part_check;
+
 static void check_one_qid(void *vq, size_t row, const char *s, size_t len)
 {
-  (void)row;
-  qid_check_one(vq, s, len);
+  qid_part_check *q = vq;
+  qid_check_one(&q->qc, s, len);
+  if (!s) {
+    q->order.in_order = 0;
+    return;
+  }
+  if (!q->order.has_prev && len < sizeof q->first) {
+    memcpy(q->first, s, len);
+    q->first_len = len;
+  }
+  check_order(&q->order, row, s, len);
 }
 
 /* The query ids in parts (one a thread, of at least QID_PART_MIN rows),
@@ -2396,10 +2437,25 @@ enum { QID_PARTS_MAX = 16, QID_PART_MIN = 1 << 16 };
 typedef struct {
   size_t parts;
   rs__h5_heap_rows part[QID_PARTS_MAX];
-  qid_check qc[QID_PARTS_MAX];
+  qid_part_check qc[QID_PARTS_MAX];
   rs_code rc[QID_PARTS_MAX];
   rs_error err[QID_PARTS_MAX];
 } qid_parts;
+
+/* Whether every part's ids rise, and so do the last of each part and the
+ * first of the next. */
+static int qid_parts_rise(const qid_parts *p)
+{
+  for (size_t i = 0; i < p->parts; i++)
+    if (!p->qc[i].order.in_order) return 0;
+  for (size_t i = 1; i < p->parts; i++) {
+    const order_check *before = &p->qc[i - 1].order;
+    if (before->has_prev && p->qc[i].order.has_prev &&
+        cmp_counted(before->prev, before->prev_len, p->qc[i].first, p->qc[i].first_len) >= 0)
+      return 0;
+  }
+  return 1;
+}
 
 static void check_qid_part(void *vp, size_t i, int tid)
 {
@@ -2409,8 +2465,9 @@ static void check_qid_part(void *vp, size_t i, int tid)
 }
 
 /* qid_check, as the probe makes it, on query ids read from the file's
- * bytes, in parts on all threads (1M ids: 0.04 s on one): *ok = 1 when it
- * passes (the ids are not kept). */
+ * bytes, in parts on all threads (1M ids: 0.04 s on one), the hashes
+ * bucketed only when the ids do not rise (qid_part_check): *ok = 1 when
+ * it passes (the ids are not kept). */
 static rs_code heap_qids_check(const rs__corpus *c, int *ok, rs_error *err)
 {
   *ok = 0;
@@ -2434,39 +2491,18 @@ static rs_code heap_qids_check(const rs__corpus *c, int *ok, rs_error *err)
     p->part[i].rows_at += (uint64_t)row0 * (4 + rows.sizeof_addr + 4);
     p->part[i].first_row = row0;
     p->part[i].n = row1 - row0;
-    p->qc[i] = (qid_check){.hash = all.hash + row0, .cap = row1 - row0};
+    p->qc[i] = (qid_part_check){.qc = {.hash = all.hash + row0, .cap = row1 - row0}, .order = {.in_order = 1}};
   }
   rs__parallel_for(p->parts, (int)p->parts, 1, check_qid_part, p);
   int pass = 1;
   for (size_t i = 0; i < p->parts && !rc; i++) { /* the first failing part: the row one reader would have named */
     if ((rc = p->rc[i]) && err) *err = p->err[i];
-    pass = pass && !p->qc[i].bad && p->qc[i].n == p->qc[i].cap;
+    pass = pass && !p->qc[i].qc.bad && p->qc[i].qc.n == p->qc[i].qc.cap;
   }
-  *ok = !rc && pass && qid_hashes_distinct(all.hash, rows.n, rs__threads(0));
+  *ok = !rc && pass && (qid_parts_rise(p) || qid_hashes_distinct(all.hash, rows.n, rs__threads(0)));
   free(p);
   free(all.hash);
   return rc;
-}
-
-/* Doc ids strictly rising in strcmp order, as probe_strings checks them. */
-typedef struct {
-  char prev[256];
-  size_t prev_len;
-  int has_prev, in_order;
-} order_check;
-
-static void check_order(void *vo, size_t row, const char *s, size_t len)
-{
-  order_check *o = vo;
-  (void)row;
-  if (!o->in_order) return;
-  if ((o->has_prev && cmp_counted(o->prev, o->prev_len, s, len) >= 0) || len >= sizeof o->prev) {
-    o->in_order = 0; /* (longer ids: the ids are read instead) */
-    return;
-  }
-  memcpy(o->prev, s, len);
-  o->prev_len = len;
-  o->has_prev = 1;
 }
 
 /* Fixed-length doc ids in parts, each part's rows checked for order on
