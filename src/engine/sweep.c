@@ -19,12 +19,16 @@
 #include "util/simd.h"
 
 enum {
-  /* ~1.5 MB of doc ids and scores per batch: two batches (the one scored,
+  /* ~2 MB of doc ids and scores per batch: two batches (the one scored,
    * the one read) stay in the cache between the copy and the scoring.
    * 1M x 100 and 100 x 100k x 100 on a 2-core EPYC: 8-10% faster than
    * 1M docs, whose copies went to memory and back (reader 0.33 -> 0.20 s
-   * per 1.6 GB); 64K docs gains nothing more. */
-  DEFAULT_BATCH_DOCS = 1 << 17,
+   * per 1.6 GB); 64K docs gains nothing more.  2^18 docs less 1024: a
+   * block of int32 docs and float32 scores (2612 rows of 100) then fits
+   * one 2 MB page (rs__block_room).  It was 2^17, which batches filled
+   * with two blocks of 1310 rows until a block was rounded up to fill one
+   * (1M at two threads, 8 rounds alternated: median 0.310 -> 0.294 s). */
+  DEFAULT_BATCH_DOCS = (1 << 18) - 1024,
   MAX_SEGMENTS = 64,            /* blocks (of different runs) per batch */
   /* Rows a thread claims at a time: their status bytes fill one cache line
    * (and their values lines of their own: rs__malloc_lines), so no two
