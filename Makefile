@@ -35,7 +35,10 @@ LDLIBS   += $(HDF5_LIBS) -lcsv -ljson-c -lsqlite3 -lz -lm
 # linker takes none of that code).  Its own link flags are libhdf5.settings'.
 HDF5_LIBDIR  = $(or $(shell pkg-config --variable=libdir $(HDF5_PKG) 2>/dev/null),/usr/lib/x86_64-linux-gnu/hdf5/$(HDF5_FALLBACK))
 HDF5_ARCHIVE = $(if $(MPI),,$(wildcard $(HDF5_LIBDIR)/libhdf5.a))
-EXE_LDLIBS   = $(if $(HDF5_ARCHIVE),$(HDF5_ARCHIVE) -lsz -lz -ldl -lm,$(HDF5_LIBS)) -lcsv -ljson-c -lsqlite3 -lz -lm
+# HDF5's own symbols stay visible to the filter plugins libhdf5 may load
+# (HDF5_PLUGIN_PATH): plugins resolve them in the program that loads them.
+HDF5_EXPORTS = '-Wl,--export-dynamic-symbol=H5*'
+EXE_LDLIBS   = $(if $(HDF5_ARCHIVE),$(HDF5_EXPORTS) $(HDF5_ARCHIVE) -lsz -lz -ldl -lm,$(HDF5_LIBS)) -lcsv -ljson-c -lsqlite3 -lz -lm
 
 # The library: every stage folder of src/ but the command line.
 LIB_SRC  := $(filter-out src/cli/%,$(wildcard src/*.c src/*/*.c))

@@ -8,8 +8,9 @@ PACKAGES="build-essential pkg-config zlib1g-dev libhdf5-dev libcsv-dev libcriter
 # The LLM layer: an HTTP client (libcurl multi) and its reply cache (SQLite).
 PACKAGES="$PACKAGES libcurl4-openssl-dev libsqlite3-dev"
 # The tests write corpora with h5py and check eval against an independent
-# Python implementation.
-PACKAGES="$PACKAGES python3 python3-numpy python3-h5py"
+# Python implementation; one run of it is compressed by the LZ4 filter
+# plugin, which libhdf5 loads at run time (ragsweep links HDF5 statically).
+PACKAGES="$PACKAGES python3 python3-numpy python3-h5py hdf5-filter-plugin"
 # `make test` also checks the morning-after outputs with real peers: the
 # HTML report in headless Chromium (driven through ChromeDriver on
 # 127.0.0.1), the Prometheus file with promtool, pushes with a Pushgateway.

@@ -28,6 +28,7 @@ import h5py
 import numpy as np
 
 NQ, ND, K = 60, 400, 20
+LZ4_FILTER = 32004  # the registered id of the LZ4 filter (hdf5-filter-plugin)
 SEED = 20240617
 MEASURE_SPECS = ["P@{1,5,10}", "R@{5,20}", "F1@5", "Success@{1,3}", "RR", "RR@5", "AP", "AP@10",
                  "nDCG@{5,10}", "nDCG(gain=exp)@10", "DCG@5", "Rprec", "bpref", "Judged@10",
@@ -239,6 +240,15 @@ def write_corpus(d):
         g = f.create_group("runs/bm25_gzip")
         g.create_dataset("doc", data=docA, chunks=(7, K), compression="gzip")
         g.create_dataset("score", data=scA, chunks=(7, K), compression="gzip")
+        # The same run compressed by a filter plugin that libhdf5 loads at
+        # run time (LZ4, filter 32004, Debian's hdf5-filter-plugin): the
+        # ragsweep program has HDF5 linked in, and must still read it.
+        if not h5py.h5z.filter_avail(LZ4_FILTER):
+            sys.exit("h5py_check: the LZ4 filter plugin (HDF5 filter %d) is not available; "
+                     "install hdf5-filter-plugin (scripts/install-deps.sh does for the tests)" % LZ4_FILTER)
+        g = f.create_group("runs/bm25_lz4")
+        g.create_dataset("doc", data=docA, chunks=(7, K), compression=LZ4_FILTER)
+        g.create_dataset("score", data=scA, chunks=(7, K), compression=LZ4_FILTER)
         g = f.create_group("runs/bm25_bigendian")
         g["doc"], g["score"] = docA.astype(">i4"), scA.astype(">f4")
         g = f.create_group("runs/Dense-int64")
