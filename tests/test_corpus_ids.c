@@ -3,13 +3,17 @@
  * whatever rows a duplicate sits in, at one thread and two.  Fixed-length ids, read from
  * the file's bytes, against what libhdf5 hands over for each padding
  * (written here with libhdf5, in layouts our writer never makes), and
- * their order checked in parts. */
+ * their order checked in parts.  A run compressed by a filter plugin (LZ4,
+ * Debian's hdf5-filter-plugin, which scripts/install-deps.sh installs for
+ * the tests): read as its plain copy, and named at open when the plugin
+ * cannot be found. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <hdf5.h>
 
@@ -350,4 +354,92 @@ Test(corpus_ids, narrow_grades_are_widened_as_libhdf5_does)
     for (size_t i = 0; i < 3; i++) cr_expect_eq(c->qoff[i], qoff[i]);
     rs__corpus_close(c);
   }
+}
+
+/* --- a run through a filter plugin ------------------------------------------ */
+
+enum { LZ4_FILTER = 32004 }; /* the registered id of the LZ4 filter */
+
+/* Two queries, five docs, and runs "plain" and "lz4" of the same rows, the
+ * second chunked and compressed by the LZ4 plugin. */
+static char *write_lz4_run(void)
+{
+  char *path = th_join(th_fresh_dir(), "lz4.h5");
+  rs_error err = {0};
+  rs__h5w *wr = NULL;
+  const char *const qid[] = {"q1", "q2"}, *const did[] = {"d0", "d1", "d2", "d3", "d4"};
+  int64_t qoff[] = {0, 2, 3};
+  int32_t qdoc[] = {1, 3, 4}, qgrade[] = {2, 1, 1};
+  int32_t doc[2][4] = {{0, 1, 2, 3}, {4, 2, -1, -1}};
+  float score[2][4] = {{0.9f, 0.8f, 0.5f, 0.1f}, {0.7f, 0.2f, 0.0f, 0.0f}};
+  cr_assert_eq(rs__h5w_create(path, 1, &wr, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_strings(wr, "/queries/id", qid, 2, 0, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_strings(wr, "/docs/id", did, 5, 0, &err), RS_OK, "%s", err.msg);
+  uint64_t dims[2] = {3, 0};
+  cr_assert_eq(rs__h5w_array(wr, "/qrels/offsets", RS_DT_I64, 1, dims, qoff, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_array(wr, "/qrels/doc", RS_DT_I32, 1, dims, qdoc, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_array(wr, "/qrels/grade", RS_DT_I32, 1, dims, qgrade, &err), RS_OK, "%s", err.msg);
+  dims[0] = 2, dims[1] = 4;
+  cr_assert_eq(rs__h5w_array(wr, "/runs/plain/doc", RS_DT_I32, 2, dims, doc, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_array(wr, "/runs/plain/score", RS_DT_F32, 2, dims, score, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_commit(wr, &err), RS_OK, "%s", err.msg);
+  cr_assert(H5Zfilter_avail(LZ4_FILTER) > 0, "the LZ4 filter plugin is not installed (Debian: hdf5-filter-plugin)");
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  hsize_t shape[2] = {2, 4}, chunk[2] = {1, 4};
+  hid_t sp = H5Screate_simple(2, shape, NULL), pl = H5Pcreate(H5P_DATASET_CREATE);
+  hid_t g = H5Gcreate2(f, "/runs/lz4", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  cr_assert(f >= 0 && sp >= 0 && pl >= 0 && g >= 0);
+  cr_assert(H5Pset_chunk(pl, 2, chunk) >= 0 && H5Pset_filter(pl, LZ4_FILTER, H5Z_FLAG_MANDATORY, 0, NULL) >= 0);
+  hid_t d = H5Dcreate2(g, "doc", H5T_STD_I32LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+  cr_assert(d >= 0 && H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, doc) >= 0);
+  H5Dclose(d);
+  d = H5Dcreate2(g, "score", H5T_IEEE_F32LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+  cr_assert(d >= 0 && H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, score) >= 0);
+  H5Dclose(d), H5Gclose(g), H5Pclose(pl), H5Sclose(sp);
+  cr_assert(H5Fclose(f) >= 0);
+  return path;
+}
+
+/* The aggregate.csv rows of one run, without the run's name. */
+static char *rows_of_run(const char *csv, const char *run)
+{
+  char *out = calloc(1, strlen(csv) + 1);
+  cr_assert(out);
+  const size_t rl = strlen(run);
+  for (const char *line = csv; *line;) {
+    const char *end = strchr(line, '\n');
+    const size_t len = end ? (size_t)(end - line) + 1 : strlen(line);
+    if (len > rl && strncmp(line, run, rl) == 0 && line[rl] == ',') strncat(out, line + rl, len - rl);
+    line += len;
+  }
+  return out;
+}
+
+Test(corpus_ids, a_run_through_a_filter_plugin, .timeout = 60)
+{
+  const char *path = write_lz4_run();
+  char *out = th_join(th_fresh_dir(), "out");
+  char *argv[] = {(char *)th_bin(), "eval", (char *)path, "-o", out, "--quiet", NULL};
+  th_result r = th_run(NULL, argv, NULL, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err ? r.err : "");
+  th_free(&r);
+  char *csv = th_slurp(th_join(out, "aggregate.csv"), NULL);
+  cr_assert_not_null(csv);
+  char *plain = rows_of_run(csv, "plain"), *lz4 = rows_of_run(csv, "lz4");
+  cr_expect(strstr(plain, ",nDCG@10,"), "no nDCG@10 row for plain:\n%s", csv);
+  cr_expect_str_eq(lz4, plain, "the LZ4 copy scores otherwise:\n%s", csv);
+  free(plain), free(lz4), free(csv);
+
+  /* the plugin out of reach: named at open, nothing written */
+  char *out2 = th_join(th_fresh_dir(), "out");
+  char *argv2[] = {(char *)th_bin(), "eval", (char *)path, "-o", out2, "--quiet", NULL};
+  char *no_plugins[] = {"HDF5_PLUGIN_PATH=/nonexistent", NULL};
+  r = th_run(NULL, argv2, no_plugins, NULL);
+  cr_expect_eq(r.status, 2);
+  cr_expect(r.err && strstr(r.err, "lz4.h5:/runs/lz4/doc: compressed with HDF5 filter 32004 (\"HDF5 lz4 filter\"), "
+                                   "which this libhdf5 cannot apply") && strstr(r.err, "HDF5_PLUGIN_PATH"),
+            "stderr: %s", r.err ? r.err : "");
+  struct stat st;
+  cr_expect_neq(stat(out2, &st), 0, "%s was written", out2);
+  th_free(&r);
 }

@@ -173,6 +173,34 @@ typedef struct {
   hsize_t dims[2];
 } dset_info;
 
+/* A dataset compressed by a filter this libhdf5 cannot apply (its plugin
+ * not installed, or not on HDF5_PLUGIN_PATH) fails here, with the filter
+ * named, rather than at its first read as "cannot read rows". */
+static rs_code check_filters(hid_t d, const char *file, const char *name, rs_error *err)
+{
+  const hid_t p = H5Dget_create_plist(d);
+  if (p < 0) return RS_OK; /* then the read says what is wrong */
+  const int n = H5Pget_nfilters(p);
+  rs_code rc = RS_OK;
+  for (int i = 0; i < n && !rc; i++) {
+    unsigned flags = 0, config = 0;
+    size_t n_values = 0;
+    char what[64] = "";
+    const H5Z_filter_t id = H5Pget_filter2(p, (unsigned)i, &flags, &n_values, NULL, sizeof what, what, &config);
+    if (id < 0 || H5Zfilter_avail(id) > 0) continue;
+    what[strcspn(what, ";")] = '\0'; /* "HDF5 lz4 filter; see http://..." */
+    for (char *c = what; *c; c++)      /* the name is the file's: printable bytes only */
+      if (*c < 0x20 || *c > 0x7e) *c = '?';
+    rc = rs__fail(err, RS_UNSUPPORTED,
+                  "%s:%s: compressed with HDF5 filter %d%s%s%s, which this libhdf5 cannot apply; install its "
+                  "plugin (Debian: hdf5-filter-plugin for LZ4 and bzip2, hdf5-filter-plugin-blosc-serial for Blosc) "
+                  "or point HDF5_PLUGIN_PATH at it",
+                  file, name, (int)id, *what ? " (\"" : "", what, *what ? "\")" : "");
+  }
+  H5Pclose(p);
+  return rc;
+}
+
 static rs_code dset_describe(hid_t d, const char *file, const char *name, dset_info *di, rs_error *err)
 {
   hid_t t = H5Dget_type(d), s = H5Dget_space(d);
@@ -202,6 +230,7 @@ static rs_code dset_describe(hid_t d, const char *file, const char *name, dset_i
                   file, name, bytes, fsize);
     goto done;
   }
+  rc = check_filters(d, file, name, err);
 done:
   close_id(t);
   close_id(s);
