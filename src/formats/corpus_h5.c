@@ -2891,9 +2891,9 @@ static rs_code grow_rows(rs__block *b, size_t rows, rs_error *err)
   return RS_OK;
 }
 
-/* One buffer for both (rs__malloc_refilled): the usual block, 1310 rows x
- * 100 docs and float scores, is 1 MiB in one 2 MB page, where two blocks
- * from malloc took 256 4 kB pages each. */
+/* One buffer for both (rs__malloc_refilled): the usual block, 2612 rows x
+ * 100 docs and float scores, fills one 2 MB page, where the docs and the
+ * scores from malloc took 4 kB pages, each its own first-touch fault. */
 rs_code rs__block_room(rs__block *b, size_t docs, size_t score_bytes, int32_t **doc, void **score, rs_error *err)
 {
   const size_t doc_bytes = rs__mul(docs, sizeof **doc);

@@ -70,7 +70,7 @@ void *rs__malloc_refilled(size_t size, size_t *room)
   const size_t whole = size >= RS_REFILLED_HUGE_FROM && size <= SIZE_MAX - HUGE_PAGE
                            ? (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1)
                            : size;
-  void *p = whole >= HUGE_MIN ? malloc_aligned(HUGE_PAGE, whole) : malloc(whole ? whole : 1);
+  void *p = rs__malloc(whole); /* whole 2 MB pages from there on */
   *room = p ? whole : 0;
   return p;
 }
