@@ -8,9 +8,8 @@ static inline size_t at(long k, size_t n) { return (size_t)k < n ? (size_t)k : n
 
 /* Ideal DCG of the topic truncated at each cutoff: the judged grades > 0 in
  * descending order, discounted by log2(rank + 1) and summed in rank order. */
-static void ideal_dcg_at_cutoffs(const rs__topic *t, const long *cut, size_t n_cut, double *idcg)
+void rs__ideal_dcg_at_cutoffs(const rs_plan *plan, const rs_levels *lv, const long *cut, size_t n_cut, double *idcg)
 {
-  const rs_levels *lv = t->lv;
   double sum = 0.0;
   size_t pos = 0, c = 0;
   for (size_t k = lv->n; k-- > 0 && lv->grade[k] > 0;) {
@@ -18,7 +17,7 @@ static void ideal_dcg_at_cutoffs(const rs__topic *t, const long *cut, size_t n_c
     for (uint32_t j = 0; j < lv->count[k]; j++, pos++) {
       while (c < n_cut && (size_t)cut[c] == pos) idcg[c++] = sum;
       if (c == n_cut) return;
-      sum += g / rs__lg(t->plan, pos);
+      sum += g / rs__lg(plan, pos);
     }
   }
   while (c < n_cut) idcg[c++] = sum;
@@ -54,7 +53,7 @@ void rs__eval_cutoffs(const rs__topic *t, const rs_measure_sel *m, double *out)
   case RS_M_NDCG_CUT:
     /* out[] first holds IDCG@k, then DCG@k / IDCG@k (or DCG@k when the
      * ideal is 0, as trec_eval leaves it). */
-    ideal_dcg_at_cutoffs(t, cut, nc, out);
+    rs__ideal_dcg_at_cutoffs(t->plan, t->lv, cut, nc, out);
     for (size_t c = 0; c < nc; c++) {
       double dcg = rs__dcg_at(t, at(cut[c], n)), idcg = out[c];
       out[c] = idcg > 0.0 ? dcg / idcg : dcg;

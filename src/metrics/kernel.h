@@ -64,6 +64,10 @@ static inline double rs__dcg_at(const rs__topic *t, size_t k)
 
 unsigned rs__kernel_needs(const rs_plan *plan);
 
+/* Ideal DCG of a topic with grade levels lv, truncated at each cutoff
+ * cut[0..n_cut) (ascending), into idcg[]: nDCG@k's denominators. */
+void rs__ideal_dcg_at_cutoffs(const rs_plan *plan, const rs_levels *lv, const long *cut, size_t n_cut, double *idcg);
+
 /* Families; each writes the values of the measures it owns. */
 void rs__eval_counts(const rs__topic *t, const rs_measure_sel *m, double *out, char *relstring);
 void rs__eval_cutoffs(const rs__topic *t, const rs_measure_sel *m, double *out);

@@ -510,6 +510,7 @@ void rs__spec_free(rs__spec *s)
   for (size_t i = 0; i < s->n_plans; i++) {
     rs_plan_free(&s->plans[i].plan);
     free(s->plans[i].rag);
+    rs__fused_free(s->plans[i].fused);
   }
   free(s->plans);
   for (size_t i = 0; i < s->n_req; i++) free(s->req[i].name);
@@ -682,6 +683,8 @@ rs_code rs__spec_build_extra(const char *const *names, size_t n_names, const cha
     for (size_t p = 0; p < s->n_plans; p++) {
       s->plans[p].out = s->n_work;
       s->n_work += s->plans[p].plan.n_values + s->plans[p].n_rag;
+      /* after the last rag measure is pushed: the program points at them */
+      s->plans[p].fused = rs__fused_build(&s->plans[p].plan, s->plans[p].rag, s->plans[p].n_rag);
     }
     for (size_t i = 0; i < s->n_req; i++) {
       rs__req *r = &s->req[i];
@@ -756,6 +759,10 @@ void rs__spec_eval(const rs__spec *s, rs__spec_scratch *ss, const int32_t *rel, 
   for (size_t p = 0; p < s->n_plans; p++) {
     const rs__spec_plan *sp = &s->plans[p];
     double *w = ss->work + sp->out;
+    if (!missing && judged && sp->fused) {
+      rs__fused_eval(sp->fused, &sp->plan, rel, n, judged, n_judged, lv, &ss->ms[p], w);
+      continue;
+    }
     if (missing) rs_eval_topic_missing(&sp->plan, lv, &ss->ms[p], w, NULL);
     else rs__eval_topic_judged(&sp->plan, rel, n, judged, n_judged, lv, &ss->ms[p], w, NULL);
     if (sp->n_rag) /* the dummy scores 0 on every rag measure, as under -c */

@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "internal.h"
+#include "metrics/fused.h"
 #include "ragsweep/measures.h"
 
 /* The default measure set, chosen for RAG retrieval (see README). */
@@ -41,6 +42,7 @@ typedef struct rs__spec_plan {
   rs_rag_measure *rag;
   size_t n_rag;
   size_t out; /* offset of this plan's values in the per-query work vector */
+  rs__fused *fused; /* its one-pass program (metrics/fused.h), or NULL */
 } rs__spec_plan;
 
 typedef struct rs__spec {
