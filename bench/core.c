@@ -2,7 +2,9 @@
  *
  * Times rs__spec_eval, the per-query scoring behind `ragsweep eval`, on
  * seeded synthetic rankings held in memory, so that neither parsing nor
- * I/O is in the figures.  For K = 10, 100 and 1000 docs per query it times
+ * I/O is in the figures; each query is given the ranks of its judged docs,
+ * as the sweep's join gives them (before 2026-11-28 it was not, and the
+ * kernel scanned the whole ranking for them).  For K = 10, 100 and 1000 docs per query it times
  * each measure family at the cutoffs {1}, {10} and 1..K, the measures
  * without a cutoff, and the default set (the headline), on one thread:
  * median and best of --repeat passes over all queries, and the latency of
@@ -226,6 +228,11 @@ typedef struct dataset {
   int32_t *lv_grade; /* [lv_off[nq]] ascending per query */
   uint32_t *lv_count;
   size_t max_judged; /* the most judged docs of any query */
+  /* The ranks of each query's retrieved judged docs, ascending, as the
+   * sweep's join hands them to rs__spec_eval: query q's are
+   * judged[judged_off[q], judged_off[q + 1]). */
+  size_t *judged_off;
+  int32_t *judged;
 } dataset;
 
 static void dataset_free(dataset *d)
@@ -234,6 +241,8 @@ static void dataset_free(dataset *d)
   free(d->lv_off);
   free(d->lv_grade);
   free(d->lv_count);
+  free(d->judged_off);
+  free(d->judged);
   memset(d, 0, sizeof *d);
 }
 
@@ -272,18 +281,23 @@ static int dataset_make(size_t k, size_t nq, uint64_t seed, dataset *d)
   d->lv_off = malloc(rs__mul(nq + 1, sizeof *d->lv_off));
   d->lv_grade = malloc(rs__mul(rs__mul(nq, N_GRADES), sizeof *d->lv_grade));
   d->lv_count = malloc(rs__mul(rs__mul(nq, N_GRADES), sizeof *d->lv_count));
-  if (!d->rel || !d->lv_off || !d->lv_grade || !d->lv_count) {
+  d->judged_off = malloc(rs__mul(nq + 1, sizeof *d->judged_off));
+  d->judged = malloc(rs__mul(rs__mul(nq, k < MAX_JUDGED ? k : MAX_JUDGED), sizeof *d->judged));
+  if (!d->rel || !d->lv_off || !d->lv_grade || !d->lv_count || !d->judged_off || !d->judged) {
     fprintf(stderr, "bench_core: out of memory for %zu queries x %zu docs\n", nq, k);
     dataset_free(d);
     return 1;
   }
-  size_t pos = 0;
+  size_t pos = 0, jpos = 0;
   for (size_t q = 0; q < nq; q++) {
     qrng r = qrng_for(seed, k, q);
     uint32_t count[N_GRADES];
     size_t n_judged;
     gen_query(&r, d->rel + q * k, k, count, &n_judged);
     if (n_judged > d->max_judged) d->max_judged = n_judged;
+    d->judged_off[q] = jpos;
+    for (size_t i = 0; i < k; i++)
+      if (d->rel[q * k + i] >= 0) d->judged[jpos++] = (int32_t)i;
     d->lv_off[q] = pos;
     for (int g = 0; g < N_GRADES; g++)
       if (count[g]) {
@@ -293,6 +307,7 @@ static int dataset_make(size_t k, size_t nq, uint64_t seed, dataset *d)
       }
   }
   d->lv_off[nq] = pos;
+  d->judged_off[nq] = jpos;
   return 0;
 }
 
@@ -300,6 +315,15 @@ static rs_levels levels_of(const dataset *d, size_t q)
 {
   const size_t a = d->lv_off[q];
   return (rs_levels){.grade = d->lv_grade + a, .count = d->lv_count + a, .n = d->lv_off[q + 1] - a};
+}
+
+/* rs__spec_eval on query q given its judged ranks, as the sweep calls it
+ * (metrics/topic.h; the default set then takes metrics/fused.h). */
+static void eval_query(const dataset *d, const rs__spec *spec, rs__spec_scratch *ss, size_t q, double *out)
+{
+  const rs_levels lv = levels_of(d, q);
+  const size_t j0 = d->judged_off[q];
+  rs__spec_eval(spec, ss, d->rel + q * d->k, d->k, d->judged + j0, d->judged_off[q + 1] - j0, &lv, 0, out);
 }
 
 /* --- the naive reference ------------------------------------------------------ */
@@ -480,11 +504,7 @@ typedef struct run_ctx {
 
 static void kernel_range(const run_ctx *c, size_t a, size_t b)
 {
-  const size_t k = c->d->k;
-  for (size_t q = a; q < b; q++) {
-    const rs_levels lv = levels_of(c->d, q);
-    rs__spec_eval(c->spec, &c->ss[0], c->d->rel + q * k, k, NULL, 0, &lv, 0, c->kout + q * c->n_req);
-  }
+  for (size_t q = a; q < b; q++) eval_query(c->d, c->spec, &c->ss[0], q, c->kout + q * c->n_req);
 }
 
 static void kernel_pass(const run_ctx *c) { kernel_range(c, 0, c->d->nq); }
@@ -502,9 +522,7 @@ static void naive_pass(const run_ctx *c)
 static void par_item(void *ctx, size_t q, int tid)
 {
   const run_ctx *c = ctx;
-  const size_t k = c->d->k;
-  const rs_levels lv = levels_of(c->d, q);
-  rs__spec_eval(c->spec, &c->ss[tid], c->d->rel + q * k, k, NULL, 0, &lv, 0, c->kout + q * c->n_req);
+  eval_query(c->d, c->spec, &c->ss[tid], q, c->kout + q * c->n_req);
 }
 
 typedef struct timing {
