@@ -97,7 +97,8 @@ void rs__spec_scratch_free(rs__spec_scratch *ss);
 /* Every value of one query into out[n_req].  missing: the run does not
  * rank this judged query (rel and n are ignored); it scores as under
  * trec_eval -c.  judged[0, n_judged): the ranks of the docs with rel >= 0,
- * ascending, when the caller knows them (else NULL; see metrics/topic.h).
+ * ascending, when the caller knows them (else NULL; see metrics/topic.h);
+ * then a plan with a fused program (metrics/fused.h) takes it.
  * Requires n <= the scratch's cap.  Never allocates. */
 void rs__spec_eval(const rs__spec *s, rs__spec_scratch *ss, const int32_t *rel, size_t n, const int32_t *judged,
                    size_t n_judged, const rs_levels *lv, int missing, double *out);
