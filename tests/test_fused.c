@@ -11,6 +11,7 @@
 
 #include "metrics/spec.h"
 #include "metrics/topic.h"
+#include "rankings.h"
 
 enum { MAX_RANK = 120, N_TOPICS = 4000, MAX_GRADE = 3 };
 
@@ -73,28 +74,6 @@ static size_t eval_both(evaluator *ev, const int32_t *rel, size_t n, const int32
   return fused_plans;
 }
 
-/* A random ranking of n <= MAX_RANK docs: unpooled, unjudged (a negative
- * grade) and graded 0..3 docs in any mix; the levels count the retrieved
- * judged docs and a few judged docs not retrieved. */
-static size_t random_topic(unsigned *seed, int32_t *rel, int32_t *grade, uint32_t *count, size_t *n_lv)
-{
-  const size_t n = (size_t)(rand_r(seed) % (MAX_RANK + 1));
-  const int unpooled_pct = rand_r(seed) % 101;
-  uint32_t per_grade[MAX_GRADE + 1] = {0};
-  for (size_t i = 0; i < n; i++) {
-    const int u = rand_r(seed) % 100;
-    if (u < unpooled_pct) rel[i] = RS_REL_UNPOOLED;
-    else if (u % 7 == 0) rel[i] = RS_REL_UNJUDGED;
-    else rel[i] = rand_r(seed) % (MAX_GRADE + 1);
-    if (rel[i] >= 0) per_grade[rel[i]]++;
-  }
-  for (int g = 0; g <= MAX_GRADE; g++) per_grade[g] += (uint32_t)(rand_r(seed) % 3);
-  *n_lv = 0;
-  for (int g = 0; g <= MAX_GRADE; g++)
-    if (per_grade[g]) grade[*n_lv] = g, count[(*n_lv)++] = per_grade[g];
-  return n;
-}
-
 static void same_bits_on_random_topics(const char *const *names, size_t n_names, unsigned seed)
 {
   evaluator ev;
@@ -103,7 +82,7 @@ static void same_bits_on_random_topics(const char *const *names, size_t n_names,
   for (size_t topic = 0; topic < N_TOPICS; topic++) {
     int32_t rel[MAX_RANK], judged[MAX_RANK], grade[MAX_GRADE + 1];
     uint32_t count[MAX_GRADE + 1];
-    size_t n_lv, n = random_topic(&seed, rel, grade, count, &n_lv), n_judged = 0;
+    size_t n_lv, n = tr_random_topic(&seed, MAX_RANK, MAX_GRADE, rel, grade, count, &n_lv), n_judged = 0;
     const rs_levels lv = {grade, count, n_lv};
     for (size_t i = 0; i < n; i++)
       if (rel[i] >= 0) judged[n_judged++] = (int32_t)i, relevant += rel[i] >= 1;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "metrics/topic.h"
+#include "rankings.h"
 #include "ragsweep/measures.h"
 
 enum { MAX_RANK = 64, N_TOPICS = 3000, MAX_GRADE = 3 };
@@ -62,28 +63,6 @@ static void junk_scratch(rs_scratch *s)
   memset(s->gl, 0xa5, s->cap_levels * sizeof *s->gl);
 }
 
-/* A random ranking of n docs: about half unpooled, some unjudged (a
- * negative grade in the qrels), the rest graded 0..3; the topic's levels
- * count its retrieved judged docs plus a few judged docs not retrieved. */
-static size_t random_topic(unsigned *seed, int32_t *rel, int32_t *grade, uint32_t *count, size_t *n_lv)
-{
-  const size_t n = (size_t)(rand_r(seed) % (MAX_RANK + 1));
-  const int unpooled_pct = rand_r(seed) % 101; /* from all judged to none judged */
-  uint32_t per_grade[MAX_GRADE + 1] = {0};
-  for (size_t i = 0; i < n; i++) {
-    const int u = rand_r(seed) % 100;
-    if (u < unpooled_pct) rel[i] = RS_REL_UNPOOLED;
-    else if (u % 7 == 0) rel[i] = RS_REL_UNJUDGED;
-    else rel[i] = rand_r(seed) % (MAX_GRADE + 1);
-    if (rel[i] >= 0) per_grade[rel[i]]++;
-  }
-  for (int g = 0; g <= MAX_GRADE; g++) per_grade[g] += (uint32_t)(rand_r(seed) % 3);
-  *n_lv = 0;
-  for (int g = 0; g <= MAX_GRADE; g++)
-    if (per_grade[g]) grade[*n_lv] = g, count[(*n_lv)++] = per_grade[g];
-  return n;
-}
-
 Test(topic_judged, same_bits_as_the_scan)
 {
   const long levels[] = {-1, 0, 1, 2, 3};
@@ -96,7 +75,7 @@ Test(topic_judged, same_bits_as_the_scan)
       int32_t rel[MAX_RANK], judged[MAX_RANK], grade[MAX_GRADE + 1];
       uint32_t count[MAX_GRADE + 1];
       size_t n_lv;
-      size_t n = random_topic(&seed, rel, grade, count, &n_lv);
+      size_t n = tr_random_topic(&seed, MAX_RANK, MAX_GRADE, rel, grade, count, &n_lv);
       const rs_levels lv = {grade, count, n_lv};
       size_t n_judged = 0;
       for (size_t i = 0; i < n; i++)
