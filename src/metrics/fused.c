@@ -20,12 +20,6 @@ static int is_fused_measure(rs_measure_id id)
          id == RS_M_NUM_RET || id == RS_M_NUM_REL || id == RS_M_NUM_REL_RET;
 }
 
-static int cmp_long(const void *a, const void *b)
-{
-  const long x = *(const long *)a, y = *(const long *)b;
-  return (x > y) - (x < y);
-}
-
 rs__fused *rs__fused_build(const rs_plan *plan, const rs_rag_measure *rag, size_t n_rag)
 {
   /* Level 1 only: there the docs of positive grade (DCG's) are the
@@ -33,18 +27,20 @@ rs__fused *rs__fused_build(const rs_plan *plan, const rs_rag_measure *rag, size_
   if (plan->relevance_level != 1 || plan->judged_only || plan->n_sel == 0) return NULL;
   for (size_t j = 0; j < n_rag; j++)
     if (rag[j].kind != RS_RAG_RR_CUT || rag[j].level != 1) return NULL;
-  long kcut[RS_FUSED_MAX_CUTS]; /* the distinct cutoffs */
+  long kcut[RS_FUSED_MAX_CUTS]; /* the distinct cutoffs, kept ascending as they are met */
   size_t n_kcut = 0;
   for (size_t i = 0; i < plan->n_sel; i++) {
     const rs_measure_sel *m = &plan->sel[i];
     if (!is_fused_measure(m->id)) return NULL;
     if (!is_cutoff_measure(m->id)) continue;
     for (size_t c = 0; c < m->n_values; c++) {
+      const long k = m->cut[c];
       size_t d = 0;
-      while (d < n_kcut && kcut[d] != m->cut[c]) d++;
-      if (d < n_kcut) continue;
+      while (d < n_kcut && kcut[d] < k) d++;
+      if (d < n_kcut && kcut[d] == k) continue;
       if (n_kcut == RS_FUSED_MAX_CUTS) return NULL;
-      kcut[n_kcut++] = m->cut[c];
+      memmove(kcut + d + 1, kcut + d, (n_kcut - d) * sizeof *kcut);
+      kcut[d] = k, n_kcut++;
     }
   }
   rs__fused *f = rs__calloc(1, sizeof *f);
@@ -52,7 +48,6 @@ rs__fused *rs__fused_build(const rs_plan *plan, const rs_rag_measure *rag, size_
     free(f);
     return NULL;
   }
-  qsort(kcut, n_kcut, sizeof *kcut, cmp_long);
   memcpy(f->kcut, kcut, n_kcut * sizeof *kcut);
   f->n_kcut = n_kcut;
   for (size_t i = 0; i < plan->n_sel; i++) {
@@ -99,19 +94,11 @@ void rs__fused_eval(const rs__fused *f, const rs_plan *plan, const int32_t *rest
     crel[d] = i;
   }
 
-  /* The sparse sums of topic.c's build_prefixes, same terms, same order. */
-  double *restrict aps = s->aps, *restrict dcg = s->dcg;
-  if (f->needs_aps) {
-    aps[0] = 0.0;
-    for (size_t j = 0; j < rel_ret; j++) aps[j + 1] = aps[j] + (double)(j + 1) / (double)(relpos[j] + 1);
-  }
-  if (f->needs_dcg) {
-    dcg[0] = 0.0;
-    for (size_t j = 0; j < rel_ret; j++) {
-      const size_t i = (size_t)relpos[j];
-      dcg[j + 1] = dcg[j] + (double)rel[i] / rs__lg(plan, i);
-    }
-  }
+  /* The sparse sums of topic.c's build_prefixes (at level 1 the docs of
+   * positive grade are the relevant ones). */
+  const double *aps = s->aps, *dcg = s->dcg;
+  if (f->needs_aps) rs__sum_precisions(relpos, rel_ret, s->aps);
+  if (f->needs_dcg) rs__sum_dcg(plan, rel, relpos, rel_ret, s->dcg);
 
   const double Rd = (double)R;
   for (size_t i = 0; i < f->n_sel; i++) {

@@ -64,6 +64,25 @@ static inline double rs__dcg_at(const rs__topic *t, size_t k)
 
 unsigned rs__kernel_needs(const rs_plan *plan);
 
+/* The sparse sums, added in rank order as trec_eval adds them, one term a
+ * doc that carries one: aps[j] = the sum of precisions at the first j
+ * relevant docs (relpos[0, n): their ranks); dcg[j] = the linear-gain DCG
+ * of the first j docs of positive grade (pos[0, n): their ranks). */
+static inline void rs__sum_precisions(const int32_t *restrict relpos, size_t n, double *restrict aps)
+{
+  aps[0] = 0.0;
+  for (size_t j = 0; j < n; j++) aps[j + 1] = aps[j] + (double)(j + 1) / (double)(relpos[j] + 1);
+}
+static inline void rs__sum_dcg(const rs_plan *plan, const int32_t *restrict rel, const int32_t *restrict pos, size_t n,
+                               double *restrict dcg)
+{
+  dcg[0] = 0.0;
+  for (size_t j = 0; j < n; j++) {
+    const size_t i = (size_t)pos[j];
+    dcg[j + 1] = dcg[j] + (double)rel[i] / rs__lg(plan, i);
+  }
+}
+
 /* Ideal DCG of a topic with grade levels lv, truncated at each cutoff
  * cut[0..n_cut) (ascending), into idcg[]: nDCG@k's denominators. */
 void rs__ideal_dcg_at_cutoffs(const rs_plan *plan, const rs_levels *lv, const long *cut, size_t n_cut, double *idcg);

@@ -115,18 +115,13 @@ static void build_prefixes(rs__topic *t)
       for (size_t i = 0; i < n; i++) relpos[m] = (int32_t)i, m += rel[i] >= L;
     }
   }
-  if (needs & RS_NEED_APS) {
-    double *restrict aps = t->s->aps;
-    aps[0] = 0.0;
-    for (size_t j = 0; j < (size_t)rel_ret; j++) aps[j + 1] = aps[j] + (double)(j + 1) / (double)(relpos[j] + 1);
-  }
+  if (needs & RS_NEED_APS) rs__sum_precisions(relpos, (size_t)rel_ret, t->s->aps);
   if (needs & RS_NEED_CUNJ) {
     int32_t *restrict cunj = t->s->cunj;
     cunj[0] = 0;
     for (size_t i = 0; i < n; i++) cunj[i + 1] = cunj[i] + (rel[i] < 0);
   }
   if (needs & RS_NEED_DCG) {
-    double *restrict dcg = t->s->dcg;
     if (L == 1) { /* grade > 0 is grade >= L: the same ranks */
       t->pospos = relpos;
       t->n_pos = (size_t)rel_ret;
@@ -140,11 +135,7 @@ static void build_prefixes(rs__topic *t)
       t->pospos = pospos;
       t->n_pos = m;
     }
-    dcg[0] = 0.0;
-    for (size_t j = 0; j < t->n_pos; j++) {
-      const size_t i = (size_t)t->pospos[j];
-      dcg[j + 1] = dcg[j] + (double)rel[i] / rs__lg(t->plan, i);
-    }
+    rs__sum_dcg(t->plan, rel, t->pospos, t->n_pos, t->s->dcg);
   }
 }
 
