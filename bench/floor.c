@@ -3,6 +3,7 @@
  *
  *   bench_floor --sum      [--threads T] [--repeat N] FILE...
  *   bench_floor --newlines [--threads T] [--repeat N] FILE...
+ *   bench_floor --cpus     [--repeat N]
  *
  * --sum (the HDF5 floor): the files' bytes, taken as one sequence, are cut
  * into T equal shares; each thread preads its share into one reused buffer
@@ -11,10 +12,23 @@
  * A first untimed pass brings the files into the page cache; then N timed
  * passes.  Prints "best_s median_s bytes result" on one line; the result
  * (sum or newline count) proves the bytes were looked at.  Exit 2 on bad
- * usage, 1 when a file cannot be read. */
-#define _POSIX_C_SOURCE 200809L
+ * usage, 1 when a file cannot be read.
+ *
+ * --cpus (no files): the speed of each CPU this process may run on, one
+ * line each, "cpu alu_best_s alu_median_s cache_best_s cache_median_s":
+ * two fixed loops, pinned to that CPU, N times each while the other CPUs
+ * idle.  On a VM the host may run one vCPU slower than another (its
+ * physical core shared with a busy neighbour); a two-thread run then
+ * cannot reach twice one thread's speed whatever the program does, and a
+ * one-thread run's time depends on the vCPU it landed on.  The integer
+ * loop keeps eight independent chains in registers (the core alone); the
+ * cache loop does what a row's join does, a byte load and store a step at
+ * a hashed slot of a 16 KB table, beside a stream of loads from 2 MB (the
+ * caches too, which a neighbour on the same core shares). */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,18 +103,84 @@ static int cmp_double(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+/* The fixed loop of --cpus: 100M rounds of eight independent
+ * shift-xor-add chains (about 0.2 s on a 2026 core); the empty asm keeps
+ * every chain live and the loop from being folded. */
+static double alu_loop_s(void)
+{
+  uint64_t x0 = 1, x1 = 2, x2 = 3, x3 = 4, x4 = 5, x5 = 6, x6 = 7, x7 = 8;
+  const double t0 = now_s();
+  for (uint64_t i = 0; i < 100000000u; i++) {
+    x0 += (x0 >> 3) ^ i, x1 += (x1 >> 5) ^ i, x2 += (x2 >> 7) ^ i, x3 += (x3 >> 9) ^ i;
+    x4 ^= (x4 << 1) ^ i, x5 ^= (x5 << 3) ^ i, x6 += (x6 << 2) ^ i, x7 -= (x7 >> 1) ^ i;
+    __asm__ volatile("" : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "+r"(x4), "+r"(x5), "+r"(x6), "+r"(x7));
+  }
+  return now_s() - t0;
+}
+
+/* The cache loop of --cpus: 200M steps (about 0.12 s). */
+static double cache_loop_s(uint8_t *restrict table, const uint64_t *restrict stream, size_t stream_words)
+{
+  uint64_t acc = 0;
+  const double t0 = now_s();
+  for (uint64_t i = 0; i < 200000000u; i++) {
+    const uint32_t h = (uint32_t)(i * 2654435761u) >> 18; /* 14 bits: 16 KB of byte slots */
+    acc += table[h] + stream[i & (stream_words - 1)];
+    table[h] = (uint8_t)i;
+  }
+  __asm__ volatile("" : : "r"(acc));
+  return now_s() - t0;
+}
+
+/* --cpus: each allowed CPU in turn, the loops pinned to it. */
+static int cpu_speeds(int repeat)
+{
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+    fprintf(stderr, "bench_floor: cannot read this process's CPUs: %s\n", strerror(errno));
+    return 1;
+  }
+  enum { STREAM_WORDS = (2 << 20) / 8 };
+  double *secs = calloc((size_t)repeat, sizeof *secs), *cache = calloc((size_t)repeat, sizeof *cache);
+  uint8_t *table = calloc(1 << 14, 1);
+  uint64_t *stream = malloc(STREAM_WORDS * sizeof *stream);
+  if (!secs || !cache || !table || !stream) return 1;
+  for (size_t k = 0; k < STREAM_WORDS; k++) stream[k] = k;
+  for (int c = 0; c < CPU_SETSIZE; c++) {
+    if (!CPU_ISSET(c, &allowed)) continue;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(c, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) {
+      fprintf(stderr, "bench_floor: cannot run on CPU %d: %s\n", c, strerror(errno));
+      free(secs), free(cache), free(table), free(stream);
+      return 1;
+    }
+    for (int k = 0; k < repeat; k++) secs[k] = alu_loop_s(), cache[k] = cache_loop_s(table, stream, STREAM_WORDS);
+    qsort(secs, (size_t)repeat, sizeof *secs, cmp_double);
+    qsort(cache, (size_t)repeat, sizeof *cache, cmp_double);
+    printf("%d %.6f %.6f %.6f %.6f\n", c, secs[0], secs[(repeat - 1) / 2], cache[0], cache[(repeat - 1) / 2]);
+  }
+  (void)sched_setaffinity(0, sizeof allowed, &allowed);
+  free(secs), free(cache), free(table), free(stream);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
-  int threads = 1, repeat = 5, newlines = -1, i = 1;
+  int threads = 1, repeat = 5, newlines = -1, cpus = 0, i = 1;
   for (; i < argc && argv[i][0] == '-'; i++) {
-    if (strcmp(argv[i], "--sum") == 0) newlines = 0;
+    if (strcmp(argv[i], "--cpus") == 0) cpus = 1;
+    else if (strcmp(argv[i], "--sum") == 0) newlines = 0;
     else if (strcmp(argv[i], "--newlines") == 0) newlines = 1;
     else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
     else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) repeat = atoi(argv[++i]);
     else break;
   }
-  if (newlines < 0 || i >= argc || threads < 1 || repeat < 1) {
-    fprintf(stderr, "usage: bench_floor --sum|--newlines [--threads T] [--repeat N] FILE...\n");
+  if (cpus && newlines < 0 && i == argc && repeat >= 1) return cpu_speeds(repeat);
+  if (cpus || newlines < 0 || i >= argc || threads < 1 || repeat < 1) {
+    fprintf(stderr, "usage: bench_floor --sum|--newlines [--threads T] [--repeat N] FILE...\n"
+                    "       bench_floor --cpus [--repeat N]\n");
     return 2;
   }
   const int n_files = argc - i;

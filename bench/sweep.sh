@@ -165,7 +165,29 @@ bench_one() { # NAME NQ K RUNS RUNS_PER_FILE
   fi
 }
 
+# The speed of each vCPU, before and after the workloads (bench_floor
+# --cpus: a fixed integer loop and a fixed cache loop pinned to each in
+# turn).  On the bench guest the host ran one vCPU slower than the other
+# for stretches of minutes (2026-11-28 16:45-17:00 UTC: 0.80-0.87x on the
+# integer loop, either vCPU in turn), and rows scored on it took 1.5x as
+# long (335 against 220 ns, following the vCPU when the threads were
+# swapped): while it does, no two-thread figure can reach 2x one thread,
+# and a one-thread run's time depends on where it ran.
+vcpu_speeds() { # WHEN
+  "$FLOOR" --cpus --repeat 3 >"$tmp/cpus" || { echo "bench: bench_floor --cpus failed" >&2; exit 1; }
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  alu=$(sort -k2 -g "$tmp/cpus" | head -1 | cut -d' ' -f2)
+  cache=$(sort -k4 -g "$tmp/cpus" | head -1 | cut -d' ' -f4)
+  line=$(awk -v a="$alu" -v c="$cache" '{ printf "%scpu%s %.3f/%.3f s (%.2fx/%.2fx)", (NR > 1 ? ", " : ""), $1, $2, $4, a / $2, c / $4 }' "$tmp/cpus")
+  echo "vCPU speed $1 (integer/cache loop, best of 3; x: against the fastest): $line"
+  awk -v d="$date" -v m="$cpu" -v n="$cores" -v l="$load" -v a="$alu" -v c="$cache" -v w="$1" '{
+      printf "%s,%s,%s,%s,vcpu_integer_loop_%s,cpu%s,1,%s,%s,,,,,,,,%.2f,-\n", d, m, n, l, w, $1, $2, $3, a / $2
+      printf "%s,%s,%s,%s,vcpu_cache_loop_%s,cpu%s,1,%s,%s,,,,,,,,%.2f,-\n", d, m, n, l, w, $1, $4, $5, c / $4 }' \
+    "$tmp/cpus" >>"$ratio_rows"
+}
+
 echo "machine: $cpu, $cores cores; $(date -u)"
+vcpu_speeds before
 for w in $SWEEPS; do
   case "$w" in
   1M) bench_one 1M 1000000 100 1 0 ;;
@@ -175,6 +197,7 @@ for w in $SWEEPS; do
   *) echo "bench: unknown workload $w" >&2; exit 1 ;;
   esac
 done
+vcpu_speeds after
 [ -f "$OUT" ] || echo "date,cpu,cores,workload,queries,docs_per_query,runs,bytes,threads,median_s,best_s,peak_rss_mb,pairs_per_s,readthrough_s" >"$OUT"
 cat "$rows" >>"$OUT"
 [ -f "$RATIOS" ] || echo "date,cpu,cores,load1,benchmark,workload,threads,best_s,median_s,peak_rss_mb,floor_s,ratio_to_floor,floor_target,peer_s,ours_vs_peer,peer_target,speedup_vs_1_thread,verdict" >"$RATIOS"
