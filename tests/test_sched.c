@@ -2,7 +2,8 @@
  * team as large as the process's CPU set has thread k on its k-th CPU; any
  * other team (a larger one, a nested one), and any process whose user
  * chose a binding, is left to the kernel; the calling thread gets its own
- * CPU set back.  Each test runs
+ * CPU set back.  And what each thread of a team tells it did (the busy
+ * counts behind eval --timing).  Each test runs
  * in its own process (Criterion forks one per test), so each starts with
  * no thread placed yet. */
 #define _GNU_SOURCE
@@ -11,6 +12,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "engine/sched.h"
@@ -123,7 +125,7 @@ Test(sched, the_team_with_a_side_task_is_placed_too)
   cpu_set_t all;
   const int n = cpus_to_place(&all, cpu_of);
   static item_seen seen[N_ITEMS];
-  rs__parallel_for_beside(N_ITEMS, n, 1, note_item, seen, note_side, NULL);
+  rs__parallel_for_beside(N_ITEMS, n, 1, note_item, seen, note_side, NULL, NULL);
   assert_placed(seen, cpu_of);
   cr_assert(side_ok);
   cr_assert_eq(CPU_COUNT(&side_cpus), 1, "the side task may run on %d CPUs", CPU_COUNT(&side_cpus));
@@ -217,5 +219,56 @@ Test(sched, a_binding_the_user_chose_is_left_alone)
   static item_seen seen[N_ITEMS];
   rs__parallel_for(N_ITEMS, n, 1, note_item, seen);
   assert_left_alone(seen, &all);
+}
+
+/* rs__parallel_for_beside's busy counts: each thread's items add up to
+ * every item once, and its time in them covers at least the items' own
+ * (each sleeps 200 us); the side task's time is not counted. */
+typedef struct {
+  atomic_int done[N_ITEMS];
+  atomic_int by[4];
+} busy_items;
+
+static void sleep_item(void *ctx, size_t i, int tid)
+{
+  busy_items *b = ctx;
+  atomic_fetch_add(&b->done[i], 1);
+  atomic_fetch_add(&b->by[tid < 4 ? tid : 3], 1);
+  struct timespec pause = {0, 200000};
+  nanosleep(&pause, NULL);
+}
+
+static void sleep_side(void *ctx)
+{
+  (void)ctx;
+  struct timespec pause = {0, 50000000}; /* 50 ms: far more than any thread's share of the items could hide */
+  nanosleep(&pause, NULL);
+}
+
+Test(sched, busy_counts_add_up_to_every_item_once)
+{
+  for (int threads = 1; threads <= 3; threads++) {
+    static busy_items b;
+    memset(&b, 0, sizeof b);
+    rs__thread_busy busy[3];
+    memset(busy, 0, sizeof busy);
+    const double t0 = rs__seconds();
+    rs__parallel_for_beside(N_ITEMS, threads, 4, sleep_item, &b, sleep_side, NULL, busy);
+    const double wall = rs__seconds() - t0;
+    unsigned long long items = 0;
+    double seconds = 0.0;
+    for (int t = 0; t < threads; t++) {
+      cr_assert_eq(busy[t].items, (unsigned long long)atomic_load(&b.by[t]), "%d threads: thread %d", threads, t);
+      items += busy[t].items, seconds += busy[t].seconds;
+    }
+    for (int t = threads; t < 3; t++) cr_assert_eq(busy[t].items, 0);
+    cr_assert_eq(items, N_ITEMS, "%d threads: %llu items counted", threads, items);
+    for (size_t i = 0; i < N_ITEMS; i++) cr_assert_eq(atomic_load(&b.done[i]), 1, "item %zu", i);
+    cr_assert_geq(seconds, N_ITEMS * 200e-6, "%d threads: %.4f s in items", threads, seconds);
+    /* the side task's 50 ms are not in any thread's count: all of it
+     * together stays under the wall time less the side task, per thread */
+    cr_assert_leq(seconds, threads * wall - 0.05 + 1e-3, "%d threads: %.4f s in items, %.4f s wall", threads,
+                  seconds, wall);
+  }
 }
 #endif

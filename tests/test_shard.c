@@ -154,6 +154,51 @@ Test(shard_api, merged_shares_equal_one_sweep, .timeout = 120)
   rs__corpus_close(c);
 }
 
+/* eval --timing's split of the rows among the scoring threads: each row
+ * is scored once, on some thread, at any thread count, and timing a sweep
+ * leaves its values as they are. */
+Test(shard_api, timed_sweep_scores_each_row_once_on_some_thread, .timeout = 120)
+{
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", th_fresh_dir());
+  const char *path = gen_corpus(dir, "3000", "4");
+  rs_error err = {0};
+  rs__corpus *c = NULL;
+  cr_assert_eq(rs__corpus_open(path, &c, &err), RS_OK, "%s", err.msg);
+  const size_t n_runs = c->runs.n;
+  const rs__run *runs[16];
+  size_t rows = 0;
+  for (size_t r = 0; r < n_runs; r++) runs[r] = &c->runs.run[r], rows += c->runs.run[r].n_rows;
+  cr_assert_eq(rows, 4 * 3000);
+  const char *names[] = {"nDCG@10", "AP", "P@5"};
+  rs__spec *spec = NULL;
+  cr_assert_eq(rs__spec_build(names, 3, 30, &spec, &err), RS_OK, "%s", err.msg);
+  rs__run_result plain[16];
+  rs__sweep_cfg cfg = {.spec = spec, .threads = 1, .batch_docs = 20000};
+  cr_assert_eq(rs__sweep(&cfg, c, runs, n_runs, plain, &err), RS_OK, "%s", err.msg);
+  for (int threads = 1; threads <= 3; threads++) {
+    rs__sweep_timing tm;
+    rs__run_result timed[16];
+    cfg.threads = threads, cfg.timing = &tm;
+    cr_assert_eq(rs__sweep(&cfg, c, runs, n_runs, timed, &err), RS_OK, "%s", err.msg);
+    cr_assert_eq(tm.n_threads, threads);
+    uint64_t scored = 0;
+    for (int t = 0; t < threads; t++) {
+      scored += tm.thread_rows[t];
+      cr_assert(tm.thread_s[t] >= 0.0 && (tm.thread_rows[t] == 0 || tm.thread_s[t] > 0.0));
+    }
+    cr_assert_eq(scored, rows, "%d threads: %llu rows counted", threads, (unsigned long long)scored);
+    for (size_t r = 0; r < n_runs; r++) {
+      cr_assert_eq(timed[r].num_q, plain[r].num_q);
+      cr_assert_eq(memcmp(timed[r].value, plain[r].value, spec->n_req * sizeof(double)), 0, "run %zu", r);
+      rs__run_result_free(&timed[r]);
+    }
+  }
+  for (size_t r = 0; r < n_runs; r++) rs__run_result_free(&plain[r]);
+  rs__spec_free(spec);
+  rs__corpus_close(c);
+}
+
 /* Records out of order (a share given twice, or shares swapped) are refused. */
 Test(shard_api, merge_refuses_records_out_of_order)
 {

@@ -77,7 +77,8 @@ static void help(FILE *f)
           "      --threads N        threads, 1 to 4096 (default: OMP_NUM_THREADS or all cores)\n"
           "      --top N            leaderboard rows on stdout (default 10; 0: none)\n"
           "      --quiet            no progress on stderr\n"
-          "      --timing           print where the time went on stderr\n"
+          "      --timing           print where the time went on stderr (at 2+ threads: each scoring\n"
+          "                         thread's rows and time a row)\n"
           "      --shard I/N        evaluate share I of N only (0 <= I < N, e.g. a Slurm array's\n"
           "                         $SLURM_ARRAY_TASK_ID/N) into the shard folder -o; then\n"
           "                         'ragsweep merge SHARD_DIR... -o OUTDIR' writes the files this\n"
@@ -599,6 +600,16 @@ static int eval_run(eval_args *a, const shard_set *merge)
             "total %.3f\n",
             t_corpus - t_start, t_runs - t_corpus, t_sweep - t_runs, tm.setup, tm.score, tm.read, tm.combine,
             tm.batches, t_end - t_write, t_end - t_start);
+  if (so->timing && tm.n_threads > 1) {
+    /* Unequal rates on equal rows: the vCPUs run at different speeds (a
+     * busy neighbour on the host), not the work split (rows are claimed
+     * in chunks as threads free up). */
+    fprintf(stderr, "timing (s): scoring threads, time in rows and rows (ns a row):");
+    for (int k = 0; k < tm.n_threads; k++)
+      fprintf(stderr, "%s #%d %.3f, %" PRIu64 " (%.0f)", k ? ";" : "", k, tm.thread_s[k], tm.thread_rows[k],
+              tm.thread_rows[k] ? 1e9 * tm.thread_s[k] / (double)tm.thread_rows[k] : 0.0);
+    fprintf(stderr, "\n");
+  }
   print_leaderboard(&in, spec, res, (size_t)a->top);
   printf("%squeries: %s (%s)\n", a->top ? "\n" : "", policy,
          so->all_queries ? "every judged query; a query a run does not rank scores 0"

@@ -164,13 +164,13 @@ static void start_pool(const placement *p, int threads)
  * items still go to whoever claims them, so outputs do not depend on who
  * ran what. */
 static void run_team(size_t n, int threads, size_t chunk, rs__item_fn fn, void *ctx, void (*side)(void *),
-                     void *side_ctx)
+                     void *side_ctx, rs__thread_busy *busy)
 {
   long long nn = (long long)n, n_chunks = (nn + (long long)chunk - 1) / (long long)chunk;
   placement place;
   place_enter(&place, threads);
   start_pool(&place, threads);
-#pragma omp parallel num_threads(threads) default(none) shared(fn, ctx, side, side_ctx, nn, n_chunks, chunk, place)
+#pragma omp parallel num_threads(threads) default(none) shared(fn, ctx, side, side_ctx, nn, n_chunks, chunk, place, busy)
   {
     const int tid = omp_get_thread_num();
     place_thread(&place, tid);
@@ -178,11 +178,16 @@ static void run_team(size_t n, int threads, size_t chunk, rs__item_fn fn, void *
 #pragma omp single nowait
       side(side_ctx);
     }
+    double busy_s = 0.0;
+    unsigned long long busy_items = 0;
 #pragma omp for schedule(dynamic, 1) nowait
     for (long long c = 0; c < n_chunks; c++) {
       size_t a = (size_t)c * chunk, b = a + chunk < (size_t)nn ? a + chunk : (size_t)nn;
+      const double t0 = busy ? rs__seconds() : 0.0;
       for (size_t i = a; i < b; i++) fn(ctx, i, tid);
+      if (busy) busy_s += rs__seconds() - t0, busy_items += b - a;
     }
+    if (busy) busy[tid].seconds += busy_s, busy[tid].items += busy_items;
   }
   place_leave(&place);
 }
@@ -196,23 +201,25 @@ void rs__parallel_for(size_t n, int threads, size_t chunk, rs__item_fn fn, void 
     return;
   }
 #ifdef _OPENMP
-  run_team(n, threads, chunk, fn, ctx, NULL, NULL);
+  run_team(n, threads, chunk, fn, ctx, NULL, NULL, NULL);
 #else
   for (size_t i = 0; i < n; i++) fn(ctx, i, 0);
 #endif
 }
 
 void rs__parallel_for_beside(size_t n, int threads, size_t chunk, rs__item_fn fn, void *ctx, void (*side)(void *),
-                             void *side_ctx)
+                             void *side_ctx, rs__thread_busy *busy)
 {
   if (chunk == 0) chunk = 1;
 #ifdef _OPENMP
   if (threads > 1) {
-    run_team(n, threads, chunk, fn, ctx, side, side_ctx);
+    run_team(n, threads, chunk, fn, ctx, side, side_ctx, busy);
     return;
   }
 #endif
   (void)threads;
   side(side_ctx);
+  const double t0 = busy ? rs__seconds() : 0.0;
   for (size_t i = 0; i < n; i++) fn(ctx, i, 0);
+  if (busy) busy[0].seconds += rs__seconds() - t0, busy[0].items += n;
 }

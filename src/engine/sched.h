@@ -25,10 +25,21 @@ typedef void (*rs__item_fn)(void *ctx, size_t i, int tid);
  * items at a time).  tid is in [0, threads). */
 void rs__parallel_for(size_t n, int threads, size_t chunk, rs__item_fn fn, void *ctx);
 
+/* What each thread of a team did, for timings: seconds in items (not in
+ * the side task) and items done.  One cache line each, so that no two
+ * threads write one line. */
+typedef struct rs__thread_busy {
+  double seconds;
+  unsigned long long items;
+  char pad[48];
+} rs__thread_busy;
+
 /* As rs__parallel_for, while one of the threads first runs side(side_ctx)
  * once (reading the next block while this one is scored).  side must not
- * touch what the items read or write. */
+ * touch what the items read or write.  busy: NULL, or [threads], to which
+ * each thread adds its time in items and their count (a clock read per
+ * chunk of items). */
 void rs__parallel_for_beside(size_t n, int threads, size_t chunk, rs__item_fn fn, void *ctx, void (*side)(void *),
-                             void *side_ctx);
+                             void *side_ctx, rs__thread_busy *busy);
 
 #endif

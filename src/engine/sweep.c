@@ -123,6 +123,7 @@ typedef struct {
   int32_t *lv_grade;
   uint32_t *lv_count, *lv_n;
   thread_state *ts;
+  rs__thread_busy *busy; /* [threads], with cfg->timing: each scoring thread's time in rows */
   rs__item_fn score; /* score_row, or its AVX2 build (row_scorer) */
   /* Three batches in turn: one scored (cur), the one before it combined
    * into the sums (prev) and the one after it read (next), the last two by
@@ -1351,6 +1352,8 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
   if (!rc) rc = build_id_rank(c, &e.id_rank, err);
   if (tm) tm->setup = rs__seconds() - t0;
   if (!rc && !(e.ts = rs__calloc_lines((size_t)e.threads, sizeof *e.ts))) rc = rs__fail(err, RS_NOMEM, "out of memory");
+  if (!rc && tm && !(e.busy = rs__calloc_lines((size_t)e.threads, sizeof *e.busy)))
+    rc = rs__fail(err, RS_NOMEM, "out of memory");
   if (rc) goto done;
 
   for (size_t r = 0; r < n_runs; r += e.group[r]) e.rows_total += end_row(&e, r) - first_row(&e, r);
@@ -1380,7 +1383,7 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
     for (int i = 0; i < e.threads && !rc; i++) rc = ensure_thread(&e, &e.ts[i], e.cur->max_len, err);
     if (rc) goto done;
     if (tm) t0 = rs__seconds();
-    rs__parallel_for_beside(e.cur->n_rows, e.threads, CHUNK_ROWS, e.score, &e, side_work, &e);
+    rs__parallel_for_beside(e.cur->n_rows, e.threads, CHUNK_ROWS, e.score, &e, side_work, &e, e.busy);
     if (tm) tm->score += rs__seconds() - t0;
     if ((rc = e.done_rc)) {
       *err = e.done_err;
@@ -1392,6 +1395,11 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
     if (end_row(&e, r) == first_row(&e, r)) rc = rs__result_acc_finish(&e.acc, r, err);
 done:
   if (tm) tm->read = e.read_s, tm->combine = e.combine_s, tm->batches = e.n_batches;
+  if (tm && e.busy) {
+    tm->n_threads = e.threads < RS__TIMING_THREADS ? e.threads : RS__TIMING_THREADS;
+    for (int k = 0; k < tm->n_threads; k++) tm->thread_s[k] = e.busy[k].seconds, tm->thread_rows[k] = e.busy[k].items;
+  }
+  free(e.busy);
   for (int k = 0; e.ts && k < e.threads; k++) free_thread(&e.ts[k]);
   free(e.ts);
   for (size_t k = 0; k < 3; k++) free_batch(&e.b[k]);

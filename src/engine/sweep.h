@@ -83,9 +83,18 @@ typedef struct rs__sweep_cfg {
  * one thread, except for the first batch), score (wall time of the
  * parallel sections, reading and combining included), combine (time in the
  * in-order sums, which also run beside the scoring, a batch behind). */
+enum { RS__TIMING_THREADS = 64 }; /* scoring threads whose time rs__sweep_timing keeps */
+
 typedef struct rs__sweep_timing {
   double setup, read, score, combine;
   uint64_t batches;
+  /* Each scoring thread's time in rows (seconds, the side task's reading
+   * and combining not counted) and rows scored, for the first
+   * RS__TIMING_THREADS threads: on a VM whose vCPUs run at different
+   * speeds, the rows a thread scores cost more on the slower one. */
+  int n_threads;
+  double thread_s[RS__TIMING_THREADS];
+  uint64_t thread_rows[RS__TIMING_THREADS];
 } rs__sweep_timing;
 
 typedef struct rs__run_result {

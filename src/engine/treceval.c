@@ -847,7 +847,7 @@ static rs_code parse_region(engine *e, size_t len, size_t base_line, const char 
     }
     if (!grow_lines(&e->lines, total)) return rs__fail(err, RS_NOMEM, "%s: out of memory for %zu lines", name, total);
   }
-  if (side) rs__parallel_for_beside(k, e->threads, 1, e->parse, e, side, side_ctx);
+  if (side) rs__parallel_for_beside(k, e->threads, 1, e->parse, e, side, side_ctx, NULL);
   else rs__parallel_for(k, e->threads, 1, e->parse, e);
   /* A slice that stopped here did not read on, so these come before its
    * format errors: the whole-run reading finds those in line order. */
