@@ -144,7 +144,11 @@ static int cpu_speeds(int repeat)
   double *secs = calloc((size_t)repeat, sizeof *secs), *cache = calloc((size_t)repeat, sizeof *cache);
   uint8_t *table = calloc(1 << 14, 1);
   uint64_t *stream = malloc(STREAM_WORDS * sizeof *stream);
-  if (!secs || !cache || !table || !stream) return 1;
+  if (!secs || !cache || !table || !stream) {
+    fprintf(stderr, "bench_floor: out of memory\n");
+    free(secs), free(cache), free(table), free(stream);
+    return 1;
+  }
   for (size_t k = 0; k < STREAM_WORDS; k++) stream[k] = k;
   for (int c = 0; c < CPU_SETSIZE; c++) {
     if (!CPU_ISSET(c, &allowed)) continue;

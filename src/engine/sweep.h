@@ -78,13 +78,13 @@ typedef struct rs__sweep_cfg {
   const rs__sweep_range *ranges;
 } rs__sweep_cfg;
 
+enum { RS__TIMING_THREADS = 64 }; /* scoring threads whose time rs__sweep_timing keeps */
+
 /* Seconds of wall time per phase of rs__sweep: setup (grade levels, doc-id
  * ranks), read (time inside the reader, which runs beside the scoring on
  * one thread, except for the first batch), score (wall time of the
  * parallel sections, reading and combining included), combine (time in the
  * in-order sums, which also run beside the scoring, a batch behind). */
-enum { RS__TIMING_THREADS = 64 }; /* scoring threads whose time rs__sweep_timing keeps */
-
 typedef struct rs__sweep_timing {
   double setup, read, score, combine;
   uint64_t batches;
