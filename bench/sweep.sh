@@ -169,7 +169,7 @@ bench_one() { # NAME NQ K RUNS RUNS_PER_FILE
 # --cpus: a fixed integer loop and a fixed cache loop pinned to each in
 # turn).  On the bench guest the host ran one vCPU slower than the other
 # for stretches of minutes (2026-11-28 16:45-17:30 UTC: 0.66-0.91x on the
-# integer loop and 0.57-0.73x on the cache loop, either vCPU in turn), and
+# integer loop and 0.57-0.91x on the cache loop, either vCPU in turn), and
 # rows scored on it took 1.5x as long (335 against 220 ns, following the
 # vCPU when the threads were swapped): while it does, no two-thread figure
 # can reach 2x one thread, and a one-thread run's time depends on where it
