@@ -74,10 +74,13 @@ static size_t eval_both(evaluator *ev, const int32_t *rel, size_t n, const int32
   return fused_plans;
 }
 
-static void same_bits_on_random_topics(const char *const *names, size_t n_names, unsigned seed)
+/* want_direct: whether the plan should write its values straight to
+ * their places (rs__spec's direct; F1 keeps the work vector's copy). */
+static void same_bits_on_random_topics(const char *const *names, size_t n_names, unsigned seed, int want_direct)
 {
   evaluator ev;
   open_eval(&ev, names, n_names);
+  cr_assert_eq(ev.spec->direct, want_direct, "%s: direct %d", names[0], ev.spec->direct);
   size_t fused_topics = 0, relevant = 0;
   for (size_t topic = 0; topic < N_TOPICS; topic++) {
     int32_t rel[MAX_RANK], judged[MAX_RANK], grade[MAX_GRADE + 1];
@@ -104,25 +107,31 @@ static void same_bits_on_random_topics(const char *const *names, size_t n_names,
 Test(fused, default_measures_same_bits_as_the_general_kernel)
 {
   const char *const names[] = {RS_DEFAULT_MEASURES};
-  same_bits_on_random_topics(names, sizeof names / sizeof *names, 11);
+  same_bits_on_random_topics(names, sizeof names / sizeof *names, 11, 1);
 }
 
 /* Cutoffs shared between families and past the ranking's end, every
- * fused measure, several RR@k, F1 and the named aliases. */
+ * fused measure, several RR@k, F1 and the named aliases; and the same
+ * without F1, so that the plan writes straight to the values. */
 Test(fused, every_fused_measure_same_bits_as_the_general_kernel)
 {
   const char *const names[] = {"P@{1,2,3,5,10,200}", "R@{2,7,10,1000}", "Success@{1,3,7}", "AP",
                                "AP@{3,10,150}",      "nDCG@{1,2,3,10,30,500}", "RR",      "RR@{1,3,200}",
                                "Rprec",              "NumRet",                 "NumRel", "NumRelRet",
                                "F1@{3,10}",          "AnswerPresence@5",       "Accuracy@3"};
-  same_bits_on_random_topics(names, sizeof names / sizeof *names, 12);
+  same_bits_on_random_topics(names, sizeof names / sizeof *names, 12, 0);
+  const char *const no_f1[] = {"P@{1,2,3,5,10,200}", "R@{2,7,10,1000}", "Success@{1,3,7}", "AP",
+                               "AP@{3,10,150}",      "nDCG@{1,2,3,10,30,500}", "RR",      "RR@{1,3,200}",
+                               "Rprec",              "NumRet",                 "NumRel", "NumRelRet",
+                               "AnswerPresence@5",   "Accuracy@3"};
+  same_bits_on_random_topics(no_f1, sizeof no_f1 / sizeof *no_f1, 14, 1);
 }
 
 /* 64 distinct cutoffs: the most the program takes. */
 Test(fused, sixty_four_cutoffs_same_bits_as_the_general_kernel)
 {
   const char *const names[] = {"R@1..60", "P@{61,62,63,64}", "nDCG@10"};
-  same_bits_on_random_topics(names, sizeof names / sizeof *names, 13);
+  same_bits_on_random_topics(names, sizeof names / sizeof *names, 13, 1);
 }
 
 /* Each plan of these needs the general kernel: a measure the program does
@@ -158,6 +167,7 @@ Test(fused, a_ranking_worked_by_hand)
   evaluator ev;
   open_eval(&ev, names, sizeof names / sizeof *names);
   cr_assert_not_null(ev.spec->plans[0].fused);
+  cr_assert(ev.spec->direct && ev.spec->n_dup > 0); /* NumRelRet is asked for, and hidden for num_q_no_rel_ret */
   const int32_t rel[] = {RS_REL_UNPOOLED, 2, 0, RS_REL_UNPOOLED, 1, RS_REL_UNJUDGED};
   const int32_t judged[] = {1, 2, 4};
   int32_t grade[] = {0, 1, 2};

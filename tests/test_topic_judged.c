@@ -143,15 +143,15 @@ Test(topic_judged, count_below_every_short_list)
 }
 
 /* rs__levels_of against a count of its own: random grade lists of 0 to 40
- * judgments whose grades span -3..3, 0..15 (the table's), 0..16 and
- * -3..40 (the search's), and the table's edges (15 alone, 16 alone, 15
- * and 16 together).  The level arrays are as long as the judgments and
+ * judgments (up to 15: the packed counts'; more: the table's) whose grades
+ * span -3..3, 0..15 (the table's), 0..16 and -3..40 (the search's), and
+ * the table's edges (15 alone, 16 alone, 15 and 16 together).  The level arrays are as long as the judgments and
  * guarded after: nothing is written past the levels found. */
 Test(topic_judged, grade_levels_in_the_table_and_by_search)
 {
   static const int32_t lo[] = {-3, 0, 0, -3}, hi[] = {3, 15, 16, 40};
   unsigned seed = 17;
-  size_t tabled = 0, searched = 0;
+  size_t packed = 0, tabled = 0, searched = 0;
   for (size_t round = 0; round < 4000; round++) {
     const size_t span = round % 4, m = (size_t)(rand_r(&seed) % 41);
     int32_t grade[44], level_grade[44 + 4];
@@ -181,8 +181,30 @@ Test(topic_judged, grade_levels_in_the_table_and_by_search)
       cr_assert(level_grade[k] == -77 && level_count[k] == 77, "round %zu: written past the levels, at %zu", round, k);
     int any_big = 0;
     for (size_t j = 0; j < m; j++) any_big |= grade[j] > 15;
-    tabled += !any_big, searched += any_big;
+    packed += !any_big && m <= 15, tabled += !any_big && m > 15, searched += any_big;
   }
-  cr_assert_gt(tabled, 1500);
+  cr_assert_gt(packed, 500);
+  cr_assert_gt(tabled, 800);
+  /* the packed counts' edges: a grade 15 times (the most a field holds),
+   * at the lowest and the highest field, and 16 times (the table's) */
+  static const struct { int32_t g0, g1; size_t n0, n1; } edge[] = {{7, 7, 15, 0}, {0, 15, 8, 7}, {15, 15, 15, 0},
+                                                                     {0, 0, 15, 0}, {1, 1, 16, 0}, {3, -1, 9, 6}};
+  for (size_t e = 0; e < sizeof edge / sizeof *edge; e++) {
+    int32_t grade[16], level_grade[16];
+    uint32_t level_count[16];
+    const size_t m = edge[e].n0 + edge[e].n1;
+    for (size_t j = 0; j < m; j++) grade[j] = j % 2 && j / 2 < edge[e].n1 ? edge[e].g1 : edge[e].g0;
+    size_t c0 = 0;
+    for (size_t j = 0; j < m; j++) c0 += grade[j] == edge[e].g0;
+    cr_assert_eq(c0, edge[e].g0 == edge[e].g1 ? m : edge[e].n0, "edge %zu: the list itself", e);
+    const rs_levels lv = rs__levels_of(grade, m, level_grade, level_count);
+    const int two = edge[e].g0 != edge[e].g1 && edge[e].g1 >= 0;
+    cr_assert_eq(lv.n, two ? 2u : 1u, "edge %zu: %zu levels", e, lv.n);
+    const size_t low = two && edge[e].g1 < edge[e].g0 ? 1 : 0; /* the level of g0 */
+    cr_assert_eq(level_grade[low], edge[e].g0, "edge %zu", e);
+    cr_assert_eq(level_count[low], (uint32_t)c0, "edge %zu: grade %d counted %u times, want %zu", e, edge[e].g0,
+                 level_count[low], c0);
+    if (two) cr_assert_eq(level_count[1 - low], (uint32_t)edge[e].n1, "edge %zu: grade %d", e, edge[e].g1);
+  }
   cr_assert_gt(searched, 1500);
 }

@@ -10,13 +10,17 @@ static inline size_t at(long k, size_t n) { return (size_t)k < n ? (size_t)k : n
  * descending order, discounted by log2(rank + 1) and summed in rank order. */
 void rs__ideal_dcg_at_cutoffs(const rs_plan *plan, const rs_levels *lv, const long *cut, size_t n_cut, double *idcg)
 {
+  if (n_cut == 0) return;
   double sum = 0.0;
-  size_t pos = 0, c = 0;
+  size_t pos = 0, c = 0, next = (size_t)cut[0]; /* the next cutoff to write */
   for (size_t k = lv->n; k-- > 0 && lv->grade[k] > 0;) {
     const double g = (double)lv->grade[k];
-    for (uint32_t j = 0; j < lv->count[k]; j++, pos++) {
-      while (c < n_cut && (size_t)cut[c] == pos) idcg[c++] = sum;
-      if (c == n_cut) return;
+    for (const size_t end = pos + lv->count[k]; pos < end; pos++) {
+      if (pos == next) { /* one compare a term: the cutoffs' own loop runs only at one */
+        while (c < n_cut && (size_t)cut[c] == pos) idcg[c++] = sum;
+        if (c == n_cut) return;
+        next = (size_t)cut[c];
+      }
       sum += g / rs__lg(plan, pos);
     }
   }

@@ -25,21 +25,46 @@
 /* At most this many distinct cutoffs: their counts live on the stack. */
 enum { RS_FUSED_MAX_CUTS = 64 };
 
-typedef struct rs__fused_sel {
-  rs_measure_id id;
-  size_t slot, n;  /* first value slot in the plan's vector; values */
-  const long *cut; /* the measure's cutoffs (the plan's), n of them */
-  uint8_t kix[RS_FUSED_MAX_CUTS]; /* each cutoff's index among the distinct ones */
-} rs__fused_sel;
+/* One value of P, R, Success or AP@k: where it goes (see rs__fused_place),
+ * which distinct cutoff's count it reads, and its cutoff (P's divisor). */
+typedef struct rs__fused_val {
+  uint32_t slot, kix;
+  double cut;
+} rs__fused_val;
 
+/* An nDCG@k measure: its values are divided by the ideal DCG at each of
+ * its cutoffs, which rs__ideal_dcg_at_cutoffs writes for all of them. */
+typedef struct rs__fused_ndcg {
+  size_t n;
+  const long *cut; /* the measure's cutoffs (the plan's), n of them */
+  uint8_t kix[RS_FUSED_MAX_CUTS];
+  uint32_t slot[RS_FUSED_MAX_CUTS];
+} rs__fused_ndcg;
+
+/* A measure with one value and no cutoff (AP, R-prec, RR, the counts). */
+typedef struct rs__fused_one {
+  rs_measure_id id;
+  size_t slot;
+} rs__fused_one;
+
+/* The plan's values by family, each family one loop of fixed length: a
+ * switch on each measure, taken anew on every row, was a fifth of the
+ * evaluation.  val[0, p_end) are P's values, [p_end, r_end) R's, [r_end,
+ * s_end) Success's, [s_end, ap_end) AP@k's. */
 typedef struct rs__fused {
-  long kcut[RS_FUSED_MAX_CUTS]; /* the distinct cutoffs of the plan's measures, ascending */
+  long kcut[RS_FUSED_MAX_CUTS];    /* the distinct cutoffs of the plan's measures, ascending */
+  int32_t kcut32[RS_FUSED_MAX_CUTS]; /* the same, at most INT32_MAX (ranks are int32) */
   size_t n_kcut;
-  rs__fused_sel *sel; /* [n_sel] the plan's measures, in its order */
-  size_t n_sel;
+  rs__fused_val *val;
+  size_t p_end, r_end, s_end, ap_end;
+  rs__fused_ndcg *ndcg;
+  size_t n_ndcg;
+  rs__fused_one *one;
+  size_t n_one;
   int needs_aps, needs_dcg;
   /* the plan's RR@k values (rs_eval_rag's RS_RAG_RR_CUT), after its own */
   const rs_rag_measure *rag;
+  uint32_t *rag_slot;
   size_t n_rag;
 } rs__fused;
 
@@ -49,8 +74,13 @@ typedef struct rs__fused {
 rs__fused *rs__fused_build(const rs_plan *plan, const rs_rag_measure *rag, size_t n_rag);
 void rs__fused_free(rs__fused *f);
 
-/* The plan's values, then its rag values, into out[plan->n_values +
- * n_rag]: the bits rs__eval_topic_judged and rs_eval_rag write for the
+/* Each value's place in out[] for rs__fused_eval: at first its place in
+ * the plan's vector (plan->n_values values, then the rag values); after
+ * this call place[that]. */
+void rs__fused_place(rs__fused *f, const size_t *place);
+
+/* The plan's values, then its rag values, into out[] at their places
+ * (rs__fused_place; at first out[0, plan->n_values + n_rag)): the bits rs__eval_topic_judged and rs_eval_rag write for the
  * same ranking.  judged[0, n_judged) as rs__eval_topic_judged's (not
  * NULL); s: the plan's scratch.  Never allocates. */
 void rs__fused_eval(const rs__fused *f, const rs_plan *plan, const int32_t *rel, size_t n, const int32_t *judged,

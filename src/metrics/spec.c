@@ -80,6 +80,8 @@ typedef struct {
  * bound on memory and time whatever the -m arguments say. */
 enum { MAX_VALUES = 100000 };
 
+static rs_code place_directly(rs__spec *s, rs_error *err);
+
 static rs_code push(item_list *l, item it, rs_error *err)
 {
   if (!it.name) return rs__fail(err, RS_NOMEM, "out of memory");
@@ -516,6 +518,8 @@ void rs__spec_free(rs__spec *s)
   for (size_t i = 0; i < s->n_req; i++) free(s->req[i].name);
   free(s->req);
   free(s->work_at);
+  free(s->dup_from);
+  free(s->dup_to);
   free(s->f1);
   free(s);
 }
@@ -702,6 +706,7 @@ rs_code rs__spec_build_extra(const char *const *names, size_t n_names, const cha
         s->work_at[i] = r->kind == RS_REQ_F1 ? r->at_p : r->at;
         if (r->kind == RS_REQ_F1) s->f1[s->n_f1++] = i;
       }
+      rc = place_directly(s, err);
     }
   }
   free(plan_of);
@@ -752,10 +757,45 @@ void rs__spec_scratch_free(rs__spec_scratch *ss)
   memset(ss, 0, sizeof *ss);
 }
 
+/* Direct writes for a spec of one fused plan and no F1 (see rs__spec): the
+ * place of each work vector value is the first req that reads it; every
+ * value must be read by one (else the copy stays). */
+static rs_code place_directly(rs__spec *s, rs_error *err)
+{
+  if (s->n_plans != 1 || !s->plans[0].fused || s->n_f1 || s->n_work == 0) return RS_OK;
+  size_t *place = rs__malloc(rs__mul(s->n_work, sizeof *place));
+  s->dup_from = rs__malloc(rs__mul(s->n_req ? s->n_req : 1, sizeof *s->dup_from));
+  s->dup_to = rs__malloc(rs__mul(s->n_req ? s->n_req : 1, sizeof *s->dup_to));
+  if (!place || !s->dup_from || !s->dup_to) {
+    free(place);
+    return rs__fail(err, RS_NOMEM, "out of memory");
+  }
+  for (size_t w = 0; w < s->n_work; w++) place[w] = SIZE_MAX;
+  size_t n_dup = 0;
+  for (size_t i = 0; i < s->n_req; i++) {
+    const size_t w = s->work_at[i];
+    if (place[w] == SIZE_MAX) place[w] = i;
+    else s->dup_from[n_dup] = place[w], s->dup_to[n_dup++] = i;
+  }
+  int every = 1;
+  for (size_t w = 0; w < s->n_work; w++) every &= place[w] != SIZE_MAX;
+  if (every) {
+    rs__fused_place(s->plans[0].fused, place);
+    s->direct = 1, s->n_dup = n_dup;
+  }
+  free(place);
+  return RS_OK;
+}
+
 void rs__spec_eval(const rs__spec *s, rs__spec_scratch *ss, const int32_t *rel, size_t n, const int32_t *judged,
                    size_t n_judged, const rs_levels *lv, int missing, double *out)
 {
   static const int32_t dummy = RS_REL_UNPOOLED;
+  if (s->direct && !missing && judged && s->plans[0].fused) {
+    rs__fused_eval(s->plans[0].fused, &s->plans[0].plan, rel, n, judged, n_judged, lv, &ss->ms[0], out);
+    for (size_t j = 0; j < s->n_dup; j++) out[s->dup_to[j]] = out[s->dup_from[j]];
+    return;
+  }
   for (size_t p = 0; p < s->n_plans; p++) {
     const rs__spec_plan *sp = &s->plans[p];
     double *w = ss->work + sp->out;

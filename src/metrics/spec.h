@@ -60,6 +60,14 @@ typedef struct rs__spec {
   size_t *work_at; /* [n_req] */
   size_t *f1;      /* [n_f1] */
   size_t n_f1;
+  /* One fused plan and no F1 (the default set): the plan writes each value
+   * straight to its req index, the first that asks for it, and a value
+   * asked for twice is copied to the second, req index dup_from[i] to
+   * dup_to[i].  The copy out of the work vector was a fifth of a row's
+   * evaluation. */
+  int direct;
+  size_t *dup_from, *dup_to; /* [n_dup] */
+  size_t n_dup;
 } rs__spec;
 
 /* Builds a spec from names (each may expand to several values).  Unknown
