@@ -21,29 +21,21 @@
 #include "formats/corpus.h"
 #include "helpers.h"
 
-/* nq query ids "q%06zu", rising (or falling: "q%06zu" of nq - 1 - row),
- * row dup_of's id again at row dup_at when dup_at < nq; one doc, one
- * judgment, one run ranking the doc for every query. */
-static char *write_query_ids(size_t nq, size_t dup_of, size_t dup_at, int falling)
+/* A corpus of the nq query ids qid[]: one doc, one judgment, one run
+ * ranking the doc for every query. */
+static char *write_ids(const char *const *qid, size_t nq)
 {
   char *path = th_join(th_fresh_dir(), "many.h5");
-  char **qid = calloc(nq, sizeof *qid);
   int64_t *qoff = calloc(nq + 1, sizeof *qoff);
   int32_t *doc = calloc(nq, sizeof *doc);
-  cr_assert(qid && qoff && doc);
-  for (size_t i = 0; i < nq; i++) {
-    qid[i] = malloc(16);
-    cr_assert(qid[i]);
-    const size_t row = i == dup_at ? dup_of : i;
-    snprintf(qid[i], 16, "q%06zu", falling ? nq - 1 - row : row);
-    qoff[i + 1] = 1; /* query 0 judges doc 0 */
-  }
+  cr_assert(qoff && doc);
+  for (size_t i = 0; i < nq; i++) qoff[i + 1] = 1; /* query 0 judges doc 0 */
   rs_error err = {0};
   rs__h5w *w = NULL;
   cr_assert_eq(rs__h5w_create(path, 1, &w, &err), RS_OK, "%s", err.msg);
   const char *const did[] = {"d0"};
   int32_t qdoc[] = {0}, qgrade[] = {1};
-  cr_assert_eq(rs__h5w_strings(w, "/queries/id", (const char *const *)qid, nq, 0, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_strings(w, "/queries/id", qid, nq, 0, &err), RS_OK, "%s", err.msg);
   cr_assert_eq(rs__h5w_strings(w, "/docs/id", did, 1, 0, &err), RS_OK, "%s", err.msg);
   uint64_t dims[2] = {nq + 1, 1};
   cr_assert_eq(rs__h5w_array(w, "/qrels/offsets", RS_DT_I64, 1, dims, qoff, &err), RS_OK, "%s", err.msg);
@@ -53,10 +45,26 @@ static char *write_query_ids(size_t nq, size_t dup_of, size_t dup_at, int fallin
   dims[0] = nq;
   cr_assert_eq(rs__h5w_array(w, "/runs/sys/doc", RS_DT_I32, 2, dims, doc, &err), RS_OK, "%s", err.msg);
   cr_assert_eq(rs__h5w_commit(w, &err), RS_OK, "%s", err.msg);
-  for (size_t i = 0; i < nq; i++) free(qid[i]);
-  free(qid);
   free(qoff);
   free(doc);
+  return path;
+}
+
+/* nq query ids "q%06zu", rising (or falling: "q%06zu" of nq - 1 - row),
+ * row dup_of's id again at row dup_at when dup_at < nq (write_ids). */
+static char *write_query_ids(size_t nq, size_t dup_of, size_t dup_at, int falling)
+{
+  char **qid = calloc(nq, sizeof *qid);
+  cr_assert(qid);
+  for (size_t i = 0; i < nq; i++) {
+    qid[i] = malloc(16);
+    cr_assert(qid[i]);
+    const size_t row = i == dup_at ? dup_of : i;
+    snprintf(qid[i], 16, "q%06zu", falling ? nq - 1 - row : row);
+  }
+  char *path = write_ids((const char *const *)qid, nq);
+  for (size_t i = 0; i < nq; i++) free(qid[i]);
+  free(qid);
   return path;
 }
 
@@ -124,6 +132,44 @@ Test(corpus_ids, a_duplicate_query_id_is_found_wherever_it_sits, .timeout = 120)
       cr_expect(strstr(err.msg, want), "%d threads: expected \"%s\" in \"%s\"", t, want, err.msg);
     }
   }
+}
+
+/* Ids of 1 to 12 bytes, ASCII and not, rising in strcmp order across the
+ * 8 bytes that are compared as one word: they pass; the same with one id
+ * again (next to its first, or after longer and shorter ones), or out of
+ * order, fail or pass as their bytes say. */
+Test(corpus_ids, ids_short_and_long_rise_in_strcmp_order)
+{
+  const char *const rising[] = {"a", "ab", "abcdefg", "abcdefgh", "abcdefgh0", "abcdefghi", "abcdefgi",
+                                "b", "bb", "b\xc3\xa9", "zzzzzzzzzzzz"};
+  const size_t n = sizeof rising / sizeof *rising;
+  for (size_t i = 1; i < n; i++) cr_assert_lt(strcmp(rising[i - 1], rising[i]), 0, "the list itself, at %zu", i);
+  const char *path = write_ids(rising, n);
+  for (int t = 1; t <= 2; t++) {
+    rs_error err = {0};
+    cr_expect_eq(open_at(path, t, &err), RS_OK, "%d threads: %s", t, err.msg);
+  }
+  static const struct {
+    size_t of, at; /* rising[of] again at row at (the rows after it move down) */
+  } dups[] = {{3, 4}, {3, 7}, {5, 6}, {0, 11}, {9, 10}};
+  for (size_t k = 0; k < sizeof dups / sizeof *dups; k++) {
+    const char *ids[16];
+    for (size_t i = 0, j = 0; i <= n; i++) ids[i] = i == dups[k].at ? rising[dups[k].of] : rising[j++];
+    char want[128];
+    snprintf(want, sizeof want, "rows %zu and %zu: expected unique query ids, found '%s' twice", dups[k].of,
+             dups[k].at, rising[dups[k].of]);
+    path = write_ids(ids, n + 1);
+    for (int t = 1; t <= 2; t++) {
+      rs_error err = {0};
+      cr_expect_eq(open_at(path, t, &err), RS_FORMAT, "dup %zu, %d threads: %s", k, t, err.msg);
+      cr_expect(strstr(err.msg, want), "dup %zu, %d threads: expected \"%s\" in \"%s\"", k, t, want, err.msg);
+    }
+  }
+  /* out of order but distinct: checked on hashes, and passes */
+  const char *const swapped[] = {"abcdefgh", "abcdefg", "b\xc3\xa9", "bb", "zzzzzzzzzzzz", "a"};
+  path = write_ids(swapped, sizeof swapped / sizeof *swapped);
+  rs_error err = {0};
+  cr_expect_eq(open_at(path, 1, &err), RS_OK, "%s", err.msg);
 }
 
 /* --- fixed-length ids ------------------------------------------------------ */

@@ -34,7 +34,9 @@ typedef struct {
 } rs__h5_heap_rows;
 
 /* Called with each row's string in row order: s[0, len), len up to its
- * first NUL byte; s is valid during the call only. */
+ * first NUL byte; s is valid during the call only.  When len > 0, the 8
+ * bytes s[0, 8) can be read whatever len (a collection is held with 8
+ * bytes to spare), so that a short string can be loaded as one word. */
 typedef void (*rs__h5_heap_fn)(void *ctx, size_t row, const char *s, size_t len);
 
 /* Hands every row's string to fn, holding at most 4 MiB of the heap's
