@@ -220,40 +220,23 @@ void rs_eval_topic_missing(const rs_plan *plan, const rs_levels *lv, rs_scratch 
 rs_levels rs__levels_of(const int32_t *restrict grade, size_t m, int32_t *restrict level_grade,
                         uint32_t *restrict level_count)
 {
-  /* At most 15 judgments of grades 0..15 (a RAG query's usual): counted in
-   * the 4-bit fields of one word, in registers.  The table below costs a
-   * clear of 17 counters and a load and a store a judgment (156
-   * instructions a query of 4 judgments). */
-  if (m <= 15) {
-    uint64_t packed = 0;  /* field g: judgments of grade g */
-    unsigned present = 0; /* bit g: grade g seen */
-    int32_t big = 0;
-    for (size_t j = 0; j < m; j++) {
-      const int32_t x = grade[j];
-      const unsigned in = (uint32_t)x < 16; /* negative grades are not a level */
-      packed += (uint64_t)in << (4 * (x & 15));
-      present |= in << (x & 15);
-      big |= x >= 16;
-    }
-    if (!big) {
-      size_t n = 0;
-      for (; present; present &= present - 1, n++) {
-        const unsigned k = (unsigned)__builtin_ctz(present);
-        level_grade[n] = (int32_t)k, level_count[n] = (uint32_t)(packed >> (4 * k)) & 15u;
-      }
-      return (rs_levels){level_grade, level_count, n};
-    }
-  }
-  /* The usual grades, 0..15: counted in a table and listed from it.  The
+  /* The usual grades, 0..15: counted, and listed from the counts.  The
    * search below branches on every judgment; a sweep of 1M queries x 100
-   * took 240 instructions a query in it. */
-  uint32_t small[17] = {0}; /* [16]: negative grades (not a level) and grades above 15 */
-  unsigned present = 0;      /* bit g: grade g seen */
+   * took 240 instructions a query in it.  Up to 15 judgments (a RAG
+   * query's usual) are counted in the 4-bit fields of one word, in
+   * registers; more in a table of 17 counters, whose clear and a load and
+   * a store a judgment cost 156 instructions a query of 4 judgments. */
+  const int packed = m <= 15;
+  uint64_t field = 0;       /* packed: 4 bits a grade */
+  uint32_t small[17];       /* else: [16] for negative grades (not a level) and grades above 15 */
+  unsigned present = 0;     /* bit g: grade g seen */
   int32_t big = 0;
+  if (!packed) memset(small, 0, sizeof small);
   for (size_t j = 0; j < m; j++) {
     const int32_t x = grade[j];
     const unsigned in = (uint32_t)x < 16;
-    small[in ? (uint32_t)x : 16]++;
+    if (packed) field += (uint64_t)in << (4 * (x & 15));
+    else small[in ? (uint32_t)x : 16]++;
     present |= in << (x & 15);
     big |= x >= 16;
   }
@@ -261,7 +244,7 @@ rs_levels rs__levels_of(const int32_t *restrict grade, size_t m, int32_t *restri
     size_t n = 0;
     for (; present; present &= present - 1, n++) {
       const unsigned k = (unsigned)__builtin_ctz(present);
-      level_grade[n] = (int32_t)k, level_count[n] = small[k];
+      level_grade[n] = (int32_t)k, level_count[n] = packed ? (uint32_t)(field >> (4 * k)) & 15u : small[k];
     }
     return (rs_levels){level_grade, level_count, n};
   }
