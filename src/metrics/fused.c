@@ -69,7 +69,6 @@ rs__fused *rs__fused_build(const rs_plan *plan, const rs_rag_measure *rag, size_
     return NULL;
   }
   memcpy(f->kcut, kcut, n_kcut * sizeof *kcut);
-  for (size_t d = 0; d < n_kcut; d++) f->kcut32[d] = kcut[d] < INT32_MAX ? (int32_t)kcut[d] : INT32_MAX;
   f->n_kcut = n_kcut;
   /* P's values first, then R's, Success's and AP@k's, each in plan order */
   size_t at = 0, end[4];

@@ -47,13 +47,12 @@ typedef struct rs__fused_one {
   size_t slot;
 } rs__fused_one;
 
-/* The plan's values by family, each family one loop of fixed length: a
- * switch on each measure, taken anew on every row, was a fifth of the
- * evaluation.  val[0, p_end) are P's values, [p_end, r_end) R's, [r_end,
- * s_end) Success's, [s_end, ap_end) AP@k's. */
+/* The plan's values by family, each family one loop of fixed length over
+ * its values, each value with its own place (rs__fused_place can then
+ * send it anywhere).  val[0, p_end) are P's values, [p_end, r_end) R's,
+ * [r_end, s_end) Success's, [s_end, ap_end) AP@k's. */
 typedef struct rs__fused {
-  long kcut[RS_FUSED_MAX_CUTS];    /* the distinct cutoffs of the plan's measures, ascending */
-  int32_t kcut32[RS_FUSED_MAX_CUTS]; /* the same, at most INT32_MAX (ranks are int32) */
+  long kcut[RS_FUSED_MAX_CUTS]; /* the distinct cutoffs of the plan's measures, ascending */
   size_t n_kcut;
   rs__fused_val *val;
   size_t p_end, r_end, s_end, ap_end;

@@ -63,8 +63,8 @@ typedef struct rs__spec {
   /* One fused plan and no F1 (the default set): the plan writes each value
    * straight to its req index, the first that asks for it, and a value
    * asked for twice is copied to the second, req index dup_from[i] to
-   * dup_to[i].  The copy out of the work vector was a fifth of a row's
-   * evaluation. */
+   * dup_to[i].  The copy out of the work vector was 113 of the 891
+   * instructions a query of the default set. */
   int direct;
   size_t *dup_from, *dup_to; /* [n_dup] */
   size_t n_dup;
