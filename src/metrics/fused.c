@@ -32,6 +32,14 @@ static int family_of(rs_measure_id id)
   }
 }
 
+/* Where cutoff k is among the distinct ones (it is there: kcut holds every cut). */
+static size_t cut_index(const rs__fused *f, long k)
+{
+  size_t d = 0;
+  while (f->kcut[d] != k) d++;
+  return d;
+}
+
 rs__fused *rs__fused_build(const rs_plan *plan, const rs_rag_measure *rag, size_t n_rag)
 {
   /* Level 1 only: there the docs of positive grade (DCG's) are the
@@ -76,11 +84,8 @@ rs__fused *rs__fused_build(const rs_plan *plan, const rs_rag_measure *rag, size_
     for (size_t i = 0; i < plan->n_sel; i++) {
       const rs_measure_sel *m = &plan->sel[i];
       if (family_of(m->id) != fam) continue;
-      for (size_t c = 0; c < m->n_values; c++) {
-        size_t d = 0;
-        while (f->kcut[d] != m->cut[c]) d++; /* it is there: kcut holds every cut */
-        f->val[at++] = (rs__fused_val){(uint32_t)(m->slot + c), (uint32_t)d, (double)m->cut[c]};
-      }
+      for (size_t c = 0; c < m->n_values; c++)
+        f->val[at++] = (rs__fused_val){(uint32_t)(m->slot + c), (uint32_t)cut_index(f, m->cut[c]), (double)m->cut[c]};
     }
     end[fam] = at;
   }
@@ -91,9 +96,7 @@ rs__fused *rs__fused_build(const rs_plan *plan, const rs_rag_measure *rag, size_
       rs__fused_ndcg *g = &f->ndcg[f->n_ndcg++];
       g->n = m->n_values, g->cut = m->cut;
       for (size_t c = 0; c < m->n_values; c++) {
-        size_t d = 0;
-        while (f->kcut[d] != m->cut[c]) d++;
-        g->kix[c] = (uint8_t)d;
+        g->kix[c] = (uint8_t)cut_index(f, m->cut[c]);
         g->slot[c] = (uint32_t)(m->slot + c);
       }
     } else if (!is_cutoff_measure(m->id)) {
