@@ -293,12 +293,13 @@ static void expect_order(size_t n, size_t w, H5T_str_t pad, size_t fall, int sor
 
 Test(corpus_ids, fixed_length_ids_in_order_are_found_so_on_all_threads, .timeout = 60)
 {
-  enum { N = 100000 }; /* parts of 50000 rows at two threads; reads of 1 MiB (95325 rows of 11 bytes) */
+  enum { N = 100000 }; /* parts of 50000 rows at two threads; reads of 128 KiB (11915 rows of 11 bytes) */
   expect_order(N, 11, H5T_STR_NULLPAD, N, 1);
   expect_order(N, 12, H5T_STR_SPACEPAD, N, 1);
   expect_order(N, 11, H5T_STR_NULLPAD, 50000, 0); /* the first row of the second part */
   expect_order(N, 11, H5T_STR_NULLPAD, 49999, 0); /* the last row of the first */
-  expect_order(N, 11, H5T_STR_NULLPAD, 95325, 0); /* the first row of a part's second read */
+  expect_order(N, 11, H5T_STR_NULLPAD, 11915, 0); /* the first row of a part's second read */
+  expect_order(N, 11, H5T_STR_NULLPAD, 61915, 0); /* the same in the second part (two threads) */
   expect_order(N, 11, H5T_STR_NULLTERM, N - 1, 0);
   expect_order(N, 11, H5T_STR_NULLPAD, 2, 0); /* equal to row 0 */
 }

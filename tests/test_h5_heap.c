@@ -240,7 +240,7 @@ Test(h5_heap, layouts_and_totals_outside_the_file_are_refused)
   free(m.b);
 }
 
-/* More collection bytes than the reader keeps at once (1 MiB): rows name
+/* More collection bytes than the reader keeps at once (256 KiB): rows name
  * 600 collections of 16 KiB in order, then the first ones again after the
  * cache has started over. */
 Test(h5_heap, many_collections_read_again_after_the_cache_starts_over)
@@ -280,8 +280,9 @@ Test(h5_heap, many_collections_read_again_after_the_cache_starts_over)
 }
 
 /* A collection read into the blocks of one the cache let go of must not
- * see that one's objects: 300 collections of 16 KiB (the cache starts over
- * after about 150), each with objects 1..40 of 12 bytes, then one holding
+ * see that one's objects: 300 collections of 16 KiB (the cache, 256 KiB,
+ * starts over every 9: each holds 27 KB with its index tables), each with
+ * objects 1..40 of 12 bytes, then one holding
  * objects 1 and 2 only, and a row naming its object 30 with the length
  * every earlier object 30 had. */
 Test(h5_heap, a_reused_block_keeps_no_object_of_the_collection_before)
@@ -349,8 +350,9 @@ static void watch_heap(void *vw, size_t rownum, const char *s, size_t len)
  * collection of 1 MiB, then 24 of 64 KiB.  Blocks kept for reuse must not
  * pile up round after round (a 1 MiB block taken by a 64 KiB collection,
  * kept, and a new one made for the next 1 MiB collection): the visit's
- * peak stays under 12 MiB (1 MiB of cache, as much in spare blocks, their
- * index tables, and one collection: 12 MiB held when the cache was 4 MiB). */
+ * peak stays under 12 MiB (256 KiB of cache, as much in spare blocks, and
+ * one collection of 1 MiB with its index tables: 12 MiB held when the cache
+ * was 4 MiB). */
 Test(h5_heap, blocks_kept_for_reuse_stay_bounded, .timeout = 60)
 {
   enum { ROUNDS = 48, SMALL_PER = 24, BIG = 1 << 20, SMALL = 1 << 16 };

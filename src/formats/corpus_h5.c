@@ -2596,8 +2596,11 @@ static rs_code heap_qids_check(const rs__corpus *c, int *ok, rs_error *err)
 }
 
 /* Fixed-length doc ids in parts, each part's rows checked for order on
- * its own thread (the rows where parts meet afterwards). */
-enum { ORDER_PARTS_MAX = 16, ORDER_PART_MIN = 1 << 15, ORDER_READ_BYTES = 1 << 20 };
+ * its own thread (the rows where parts meet afterwards).  Reads of 128 KiB
+ * into one buffer a part: at 1 MiB its fresh pages were 258 faults of the
+ * 1M open at one thread and 515 at two, and the check of 2M ids took 13 ms
+ * at two threads, against 6 ms now. */
+enum { ORDER_PARTS_MAX = 16, ORDER_PART_MIN = 1 << 15, ORDER_READ_BYTES = 1 << 17 };
 typedef struct {
   const fixed_rows *fr;
   int fd;

@@ -68,8 +68,11 @@ typedef struct {
  * the same pages serve every round.  Fresh pages are what a larger cache
  * costs: at 32 MiB they were a third of reading 1M ids; from 4 MiB to 1 MiB,
  * a 1M x 100 sweep took 2,345 -> 1,446 page faults (the main process and
- * its probes) and its open 0.118 -> 0.104 s. */
-#define HEAP_CACHE_BYTES ((uint64_t)1 << 20)
+ * its probes) and its open 0.118 -> 0.104 s.  At 256 KiB the 1M query ids
+ * (368 collections of 64 KiB, each 107 KiB with its index tables) take 458
+ * collection reads, not 412, and 114 page faults, not 298 (227, not 586,
+ * on two threads): a fault costs about 11 us on a virtual machine. */
+#define HEAP_CACHE_BYTES ((uint64_t)1 << 18)
 
 /* The n-byte (2, 4 or 8) little-endian number at p.  Fixed-width loads: a
  * byte loop of runtime width was most of the time of reading 1M ids. */
