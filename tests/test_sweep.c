@@ -809,6 +809,92 @@ Test(broken, structure)
   th_free(&r);
 }
 
+/* The qrels check names the first problem in row order, whichever path
+ * found it: queries of up to 8 judgments are checked in one register (AVX2
+ * machines), longer ones doc by doc, and those past 48 judgments against a
+ * table.  Query q1 of each corpus holds the case (after q0's 3 judgments,
+ * so that its docs start off a 32-byte boundary); every doc pair and every
+ * place of a doc out of range, for 1 to 9 and 12 judgments, and some of
+ * them for 50.  (Three queries are one block of the check, on any number
+ * of threads.) */
+static const char *qcheck_open(const int32_t *case_docs, size_t k)
+{
+  static char msg[sizeof ((rs_error *)0)->msg];
+  enum { ND = 64 };
+  static char did_buf[ND][8];
+  const char *did[ND], *qid[3] = {"q0", "q1", "q2"};
+  for (size_t d = 0; d < ND; d++) snprintf(did_buf[d], sizeof did_buf[d], "d%02zu", d), did[d] = did_buf[d];
+  int32_t qdoc[3 + 50 + 2], grade[3 + 50 + 2] = {0};
+  const int64_t qoff[4] = {0, 3, 3 + (int64_t)k, 5 + (int64_t)k};
+  qdoc[0] = 60, qdoc[1] = 61, qdoc[2] = 62;
+  memcpy(qdoc + 3, case_docs, k * sizeof *qdoc);
+  qdoc[3 + k] = 60, qdoc[4 + k] = 63;
+  char *dir = th_fresh_dir(), *path = th_join(dir, "c.h5");
+  rs_error err = {0};
+  rs__h5w *w = NULL;
+  cr_assert_eq(rs__h5w_create(path, 1, &w, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_strings(w, "/queries/id", qid, 3, 0, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_strings(w, "/docs/id", did, ND, 4, &err), RS_OK, "%s", err.msg);
+  uint64_t dims[2] = {4, 0};
+  cr_assert_eq(rs__h5w_array(w, "/qrels/offsets", RS_DT_I64, 1, dims, qoff, &err), RS_OK);
+  dims[0] = (uint64_t)qoff[3];
+  cr_assert_eq(rs__h5w_array(w, "/qrels/doc", RS_DT_I32, 1, dims, qdoc, &err), RS_OK);
+  cr_assert_eq(rs__h5w_array(w, "/qrels/grade", RS_DT_I32, 1, dims, grade, &err), RS_OK);
+  cr_assert_eq(rs__h5w_commit(w, &err), RS_OK, "%s", err.msg);
+  rs__corpus *c = NULL;
+  const rs_code rc = rs__corpus_open(path, &c, &err);
+  rs__corpus_close(c);
+  if (rc == RS_OK) return NULL;
+  const char *tail = strstr(err.msg, "/qrels/doc: ");
+  snprintf(msg, sizeof msg, "%s", tail ? tail : err.msg);
+  return msg;
+}
+
+Test(broken, qrels_check_names_the_first_problem_of_a_query_of_any_length, .timeout = 120)
+{
+  static const size_t lengths[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 50};
+  char want[512];
+  for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++) {
+    const size_t k = lengths[li];
+    int32_t docs[50];
+    for (size_t i = 0; i < k; i++) docs[i] = (int32_t)(k - i) % 50; /* distinct, falling, 0 among them */
+    const char *clean = qcheck_open(docs, k);
+    cr_expect_null(clean, "%zu judgments: %s", k, clean);
+    /* a doc twice, at i < j: row j is named */
+    for (size_t j = 1; j < k && (k <= 12 || j % 7 == 1); j++)
+      for (size_t i = 0; i < j; i += k <= 12 || i + 1 == j ? 1 : j - 1) {
+        int32_t dup[50];
+        memcpy(dup, docs, sizeof dup);
+        dup[j] = dup[i];
+        snprintf(want, sizeof want, "/qrels/doc: row %zu (query \"q1\"): doc index %d (\"d%02d\") judged twice", 3 + j,
+                 dup[i], dup[i]);
+        const char *got = qcheck_open(dup, k);
+        cr_expect(got && strcmp(got, want) == 0, "%zu judgments, pair (%zu, %zu): %s", k, i, j,
+                  got ? got : "(no error)");
+      }
+    /* a doc out of range at every place, past the end (64) and below 0 */
+    for (size_t i = 0; i < k && (k <= 12 || i % 7 == 3); i++)
+      for (int v = 0; v < 2; v++) {
+        int32_t bad[50];
+        memcpy(bad, docs, sizeof bad);
+        bad[i] = v ? -1 : 64;
+        snprintf(want, sizeof want, "/qrels/doc: row %zu (query \"q1\"): doc index %d out of range [0, 64)", 3 + i,
+                 bad[i]);
+        const char *got = qcheck_open(bad, k);
+        cr_expect(got && strcmp(got, want) == 0, "%zu judgments, doc %d at %zu: %s", k, bad[i], i,
+                  got ? got : "(no error)");
+      }
+    if (k < 2) continue;
+    /* both problems in one query: the earlier row is named */
+    int32_t two[50];
+    memcpy(two, docs, sizeof two);
+    two[k - 1] = two[0], two[1] = 64;
+    snprintf(want, sizeof want, "/qrels/doc: row 4 (query \"q1\"): doc index 64 out of range [0, 64)");
+    const char *got = qcheck_open(two, k);
+    cr_expect(got && strcmp(got, want) == 0, "%zu judgments: %s", k, got ? got : "(no error)");
+  }
+}
+
 /* --- CSV quoting of awkward ids -------------------------------------------------- */
 
 Test(csv, awkward_ids_are_quoted)

