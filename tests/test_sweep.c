@@ -7,15 +7,19 @@
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine/sched.h"
 #include "formats/corpus.h"
+#include "formats/h5read.h"
 #include "helpers.h"
 #include "engine/latency.h"
 #include "metrics/spec.h"
@@ -892,6 +896,68 @@ Test(broken, qrels_check_names_the_first_problem_of_a_query_of_any_length, .time
     snprintf(want, sizeof want, "/qrels/doc: row 4 (query \"q1\"): doc index 64 out of range [0, 64)");
     const char *got = qcheck_open(two, k);
     cr_expect(got && strcmp(got, want) == 0, "%zu judgments: %s", k, got ? got : "(no error)");
+  }
+}
+
+/* The child that looks up a corpus's root links goes on as the probe of
+ * its open (rs__h5_root_links): the open takes it over only for the same
+ * unchanged file, and one kept for a file never opened is let go (no
+ * child is left behind either way). */
+static int children_left(void)
+{
+  errno = 0;
+  return !(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+}
+
+Test(probe, a_links_lookup_goes_on_as_the_probe_of_the_same_unchanged_corpus)
+{
+  static const char *const names[] = {"train", "qrels", NULL};
+  char *dir = th_fresh_dir(), *a = th_join(dir, "a.h5"), *b = th_join(dir, "b.h5");
+  for (int threads = 1; threads <= 2; threads++) {
+    mini m = mini_default(); /* a: three queries, b: two */
+    write_mini(&m, a);
+    m.nq = 2;
+    write_mini(&m, b);
+    rs__threads_set_default(threads);
+    rs_error err = {0};
+    rs__corpus *c = NULL;
+    /* taken over: the open's result is the file's */
+    cr_assert_eq(rs__h5_root_links(a, names, 2), 2u);
+    cr_assert_eq(rs__corpus_open(a, &c, &err), RS_OK, "%s", err.msg);
+    cr_expect_eq(c->nq, 3u);
+    rs__corpus_close(c);
+    cr_expect(!children_left(), "%d threads: a probe child left after the open", threads);
+    /* another file opened: the kept probe is let go */
+    cr_assert_eq(rs__h5_root_links(a, names, 2), 2u);
+    cr_assert_eq(rs__corpus_open(b, &c, &err), RS_OK, "%s", err.msg);
+    cr_expect_eq(c->nq, 2u);
+    rs__corpus_close(c);
+    cr_expect(!children_left(), "%d threads: the probe of the file not opened was left running", threads);
+    /* the file replaced after the lookup: a probe of its own */
+    cr_assert_eq(rs__h5_root_links(a, names, 2), 2u);
+    cr_assert_eq(rename(b, a), 0);
+    cr_assert_eq(rs__corpus_open(a, &c, &err), RS_OK, "%s", err.msg);
+    cr_expect_eq(c->nq, 2u, "%d threads: the open read the file that was looked up, not the one there now", threads);
+    rs__corpus_close(c);
+    cr_expect(!children_left(), "%d threads: the first probe was left running", threads);
+    /* replaced by a file libhdf5 crashes on: that file is probed (the kept
+     * probe's verdict on the one before would let this process open it) */
+    write_mini(&m, b);
+    cr_assert_eq(rs__h5_root_links(b, names, 2), 2u);
+    size_t len = 0;
+    char *bytes = th_slurp("tests/data/bad/crash_root_attr.h5", &len); /* run from the repository root, as make test does */
+    cr_assert(bytes && len > 0);
+    char *tmp = th_join(dir, "crash.h5");
+    FILE *f = fopen(tmp, "wb");
+    cr_assert(f && fwrite(bytes, 1, len, f) == len && fclose(f) == 0);
+    free(bytes);
+    cr_assert_eq(rename(tmp, b), 0);
+    cr_expect_eq(rs__corpus_open(b, &c, &err), RS_FORMAT);
+    cr_expect(strstr(err.msg, "libhdf5 crashed decoding"), "%d threads: %s", threads, err.msg);
+    cr_expect(!children_left(), "%d threads: a probe child left after the refused open", threads);
+    /* no link that goes on: the child ends with the lookup */
+    cr_assert_eq(rs__h5_root_links(a, names, 1), 2u);
+    cr_expect(!children_left(), "%d threads: a lookup that goes no further left its child", threads);
   }
 }
 

@@ -34,7 +34,7 @@ rs__annb_kind rs__annb_kind_of(const char *path)
       last.mtime.tv_sec == st.st_mtim.tv_sec && last.mtime.tv_nsec == st.st_mtim.tv_nsec) {
     has = last.has;
   } else {
-    has = rs__h5_root_links(path, names);
+    has = rs__h5_root_links(path, names, QRELS); /* a corpus: its open follows */
     last.valid = 0;
     if (known)
       last.valid = 1, last.dev = st.st_dev, last.ino = st.st_ino, last.size = st.st_size, last.mtime = st.st_mtim,

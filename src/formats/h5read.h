@@ -37,8 +37,11 @@ int rs__h5_has(const rs__h5file *f, const char *name);
  * has: bit i for names[i].  Looked up in a child process only, so that
  * sniffing a file neither risks this process on a corrupt file nor
  * changes libhdf5's state in it; a file that is not HDF5, cannot be read
- * or crashes the child gives 0. */
-uint32_t rs__h5_root_links(const char *path, const char *const *names);
+ * or crashes the child gives 0.  When a link of go_on_if's bits is found
+ * (a corpus: rs__corpus_open follows), the child goes on as the probe of
+ * that open, which takes it over if it opens the same unchanged path
+ * next (a later lookup or open of another file lets it go). */
+uint32_t rs__h5_root_links(const char *path, const char *const *names, uint32_t go_on_if);
 
 typedef struct rs__h5_shape {
   int rank;         /* 1 or 2 */
