@@ -2357,21 +2357,34 @@ static inline int qcheck_query(const int32_t *qdoc, int64_t a, int64_t b, uint32
   return 0;
 }
 
+/* Block k of the check: queries [q0, q1), the doc limit, its result. */
+typedef struct {
+  const int32_t *qdoc;
+  const int64_t *qoff;
+  uint32_t limit;
+  size_t q0, q1;
+  qcheck_block *out;
+} qcheck_span;
+
+static qcheck_span qcheck_span_of(const qcheck_ctx *x, size_t k)
+{
+  const rs__corpus *c = x->c;
+  const size_t q1 = (k + 1) * QCHECK_BLOCK < c->nq ? (k + 1) * QCHECK_BLOCK : c->nq;
+  x->blk[k].bad = -1;
+  return (qcheck_span){c->qdoc, c->qoff, c->has_docs ? (uint32_t)c->nd : (uint32_t)INT32_MAX, k * QCHECK_BLOCK, q1,
+                       &x->blk[k]};
+}
+
 /* Checks queries [k * QCHECK_BLOCK, ...): docs in range, and no doc judged
  * twice (qcheck_query). */
 static void qcheck_scan(void *vctx, size_t k, int tid)
 {
   (void)tid;
-  const qcheck_ctx *x = vctx;
-  const rs__corpus *c = x->c;
-  const uint32_t limit = c->has_docs ? (uint32_t)c->nd : (uint32_t)INT32_MAX;
-  qcheck_block *out = &x->blk[k];
-  const size_t q1 = (k + 1) * QCHECK_BLOCK < c->nq ? (k + 1) * QCHECK_BLOCK : c->nq;
+  const qcheck_span sp = qcheck_span_of(vctx, k);
   int32_t max_doc = -1;
-  out->bad = -1;
-  for (size_t q = k * QCHECK_BLOCK; q < q1; q++)
-    if (qcheck_query(c->qdoc, c->qoff[q], c->qoff[q + 1], limit, &max_doc, out)) break;
-  out->max_doc = max_doc;
+  for (size_t q = sp.q0; q < sp.q1; q++)
+    if (qcheck_query(sp.qdoc, sp.qoff[q], sp.qoff[q + 1], sp.limit, &max_doc, sp.out)) break;
+  sp.out->max_doc = max_doc;
 }
 
 #ifdef RS_HAVE_AVX2
@@ -2387,25 +2400,20 @@ static void qcheck_scan(void *vctx, size_t k, int tid)
 RS_AVX2_TARGET static void qcheck_scan_avx2(void *vctx, size_t k, int tid)
 {
   (void)tid;
-  const qcheck_ctx *x = vctx;
-  const rs__corpus *c = x->c;
-  const uint32_t limit = c->has_docs ? (uint32_t)c->nd : (uint32_t)INT32_MAX;
-  qcheck_block *out = &x->blk[k];
-  const size_t q1 = (k + 1) * QCHECK_BLOCK < c->nq ? (k + 1) * QCHECK_BLOCK : c->nq;
+  const qcheck_span sp = qcheck_span_of(vctx, k);
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i past = _mm256_add_epi32(lane, _mm256_set1_epi32(INT32_MIN)); /* the lanes past the query */
   const __m256i sign = _mm256_set1_epi32(INT32_MIN);
-  const __m256i top = _mm256_xor_si256(_mm256_set1_epi32((int32_t)limit), sign); /* unsigned order, as signed */
+  const __m256i top = _mm256_xor_si256(_mm256_set1_epi32((int32_t)sp.limit), sign); /* unsigned order, as signed */
   __m256i rot[4];
   for (int r = 0; r < 4; r++) rot[r] = _mm256_and_si256(_mm256_add_epi32(lane, _mm256_set1_epi32(r + 1)), _mm256_set1_epi32(7));
   __m256i high = _mm256_set1_epi32(-1);
   int32_t max_doc = -1;
-  out->bad = -1;
-  for (size_t q = k * QCHECK_BLOCK; q < q1; q++) {
-    const int64_t a = c->qoff[q], b = c->qoff[q + 1];
+  for (size_t q = sp.q0; q < sp.q1; q++) {
+    const int64_t a = sp.qoff[q], b = sp.qoff[q + 1];
     if (b - a <= 8) {
       const __m256i in = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)(b - a)), lane);
-      const __m256i d = _mm256_maskload_epi32((const int *)(c->qdoc + a), in); /* 0 past the query */
+      const __m256i d = _mm256_maskload_epi32((const int *)(sp.qdoc + a), in); /* 0 past the query */
       const __m256i own = _mm256_blendv_epi8(past, d, in);
       __m256i bad = _mm256_andnot_si256(_mm256_cmpgt_epi32(top, _mm256_xor_si256(d, sign)), in);
       for (int r = 0; r < 4; r++)
@@ -2415,12 +2423,12 @@ RS_AVX2_TARGET static void qcheck_scan_avx2(void *vctx, size_t k, int tid)
         continue;
       }
     }
-    if (qcheck_query(c->qdoc, a, b, limit, &max_doc, out)) break;
+    if (qcheck_query(sp.qdoc, a, b, sp.limit, &max_doc, sp.out)) break;
   }
   int32_t h[8];
   _mm256_storeu_si256((__m256i *)(void *)h, high);
   for (int i = 0; i < 8; i++) max_doc = h[i] > max_doc ? h[i] : max_doc;
-  out->max_doc = max_doc;
+  sp.out->max_doc = max_doc;
 }
 #endif
 
