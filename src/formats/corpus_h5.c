@@ -1848,11 +1848,15 @@ static rs_code probe_finish(probe_run *pr, probe_found *found, rs_error *err)
  * that opens files (this file is single-threaded, see corpus.h). */
 static struct {
   probe_run *pr;
-  dev_t dev;
-  ino_t ino;
-  off_t size;
-  struct timespec mtime;
+  struct stat st; /* its file's, at the look-up */
 } kept_probe;
+
+/* 1 when now is the file a was: the same device and inode, size and mtime. */
+static int same_file_unchanged(const struct stat *a, const struct stat *now)
+{
+  return a->st_dev == now->st_dev && a->st_ino == now->st_ino && a->st_size == now->st_size &&
+         a->st_mtim.tv_sec == now->st_mtim.tv_sec && a->st_mtim.tv_nsec == now->st_mtim.tv_nsec;
+}
 
 static void kept_probe_drop(void)
 {
@@ -1870,9 +1874,8 @@ static probe_run *probe_adopt(const char *path)
   probe_run *pr = kept_probe.pr;
   if (!pr) return NULL;
   struct stat st;
-  if (strcmp(pr->path, path) != 0 || stat(path, &st) != 0 || st.st_dev != kept_probe.dev ||
-      st.st_ino != kept_probe.ino || st.st_size != kept_probe.size || st.st_mtim.tv_sec != kept_probe.mtime.tv_sec ||
-      st.st_mtim.tv_nsec != kept_probe.mtime.tv_nsec || pr->n_child != probe_parallelism() || rs__mpi_size() > 1) {
+  if (strcmp(pr->path, path) != 0 || stat(path, &st) != 0 || !same_file_unchanged(&kept_probe.st, &st) ||
+      pr->n_child != probe_parallelism() || rs__mpi_size() > 1) {
     kept_probe_drop();
     return NULL;
   }
@@ -1983,6 +1986,15 @@ static rs_code open_file(const char *path, rs__h5file **out, rs_error *err)
   return open_file_reading(path, NULL, out, err);
 }
 
+/* Waits for pr to end (and frees it), then opens path as its verdict says. */
+static rs_code open_after_probe(probe_run *pr, const char *path, rs__h5file **out, rs_error *err)
+{
+  probe_found found = {0};
+  const rs_code rc = probe_finish(pr, &found, err);
+  free(pr);
+  return open_probed(path, rc, &found, out, err);
+}
+
 /* Open with its probe still decoding the string datasets: the probe runs
  * beside the reading of the qrels (1M queries: the parent's 0.1 s of qrels
  * beside the child's 0.2 s of query ids).  Everything the visit decoded
@@ -1995,24 +2007,15 @@ static rs_code open_corpus_file(const char *path, rs__h5file **out, rs_error *er
    * file to be HDF5 and opened it), else a new one. */
   probe_run *pr = probe_adopt(path);
   rs_code rc;
-  if (rs__mpi_size() > 1 || rs__threads(0) <= 1) {
-    if (!pr) return open_file(path, out, err);
-    probe_found found = {0};
-    rc = probe_finish(pr, &found, err);
-    free(pr);
-    return open_probed(path, rc, &found, out, err);
-  }
+  if (rs__mpi_size() > 1 || rs__threads(0) <= 1)
+    return pr ? open_after_probe(pr, path, out, err) : open_file(path, out, err);
   if (!pr) {
     if ((rc = check_openable(path, NULL, err))) return rc;
     if (!(pr = rs__malloc(sizeof *pr))) return rs__fail(err, RS_NOMEM, "out of memory");
     probe_start_open(pr, path, NULL, 1);
   }
-  if (!probe_visited(pr)) { /* a child failed in its visit, or found the file unopenable: as open_file */
-    probe_found found = {0};
-    rc = probe_finish(pr, &found, err);
-    free(pr);
-    return open_probed(path, rc, &found, out, err);
-  }
+  if (!probe_visited(pr)) /* a child failed in its visit, or found the file unopenable: as open_file */
+    return open_after_probe(pr, path, out, err);
   if ((rc = open_probed(path, RS_OK, NULL, out, err))) {
     rs_error probe_err;
     const rs_code probe_rc = probe_finish(pr, NULL, &probe_err);
@@ -2587,9 +2590,10 @@ static void check_order(void *vo, size_t row, const char *s, size_t len)
   o->has_prev = 1;
 }
 
-/* A part's query ids: their hashes, and whether they rise strictly in
- * strcmp order.  Ids that rise are distinct, and their hashes need no
- * bucketing (qid_hashes_distinct: 15 ms of a one-thread open of 1M ids);
+/* A part's query ids: checked and counted (qc, without hashes), and
+ * whether they rise strictly in strcmp order.  Ids that rise are distinct
+ * and need no hashes (qid_hashes_distinct: 15 ms of a one-thread open of
+ * 1M ids; heap_qids_check hashes them in a second read otherwise);
  * `ragsweep import` writes the queries in that order, and gen_sweep too. */
 typedef struct {
   qid_check qc;
@@ -2612,8 +2616,7 @@ static void check_one_qid(void *vq, size_t row, const char *s, size_t len)
     memcpy(&w, s, 8);
     w &= len == 8 ? ~0ull : (1ull << (8 * len)) - 1;
     if (!(w & 0x8080808080808080ull)) { /* ASCII, so UTF-8: qid_check_one's checks pass */
-      if (q->qc.hash) q->qc.hash[q->qc.n] = id_hash(s, len);
-      q->qc.n++;
+      q->qc.n++; /* (qc has no hashes here: see qid_part_check) */
       order_check *o = &q->order;
       if (!o->has_prev) memcpy(q->first, s, len), q->first_len = len;
       if (!o->in_order) return;
@@ -3287,22 +3290,21 @@ uint32_t rs__h5_root_links(const char *path, const char *const *names, uint32_t 
    * open then forks no child of its own, and the child's libhdf5 opens
    * the file once.  1M x 100: eval's probes took 7.5-10 ms for the links
    * and 11-13 for the open, one after the other, at one thread. */
-  struct stat st;
   probe_run *pr = malloc(sizeof *pr);
   char *own = strdup(path);
-  const int go_on = go_on_if && pr && own && rs__mpi_size() <= 1 && stat(path, &st) == 0;
   if (!pr || !own) {
     free(pr), free(own);
     return 0;
   }
+  struct stat st;
+  const int go_on = go_on_if && rs__mpi_size() <= 1 && stat(path, &st) == 0;
   probe_prepare(pr, own, NULL, "/docs/text", NULL, names, go_on ? probe_parallelism() : 1, 1, 1);
   pr->own_path = own;
   if (pr->ps) pr->ps[0].go_on_if = go_on ? go_on_if : 0;
   probe_spawn(pr, 1);
   probe_poll(pr, UNTIL_LINKS);
   if (!pr->rc && pr->stalled < 0 && pr->told_links[0] && pr->running[0]) {
-    kept_probe.pr = pr;
-    kept_probe.dev = st.st_dev, kept_probe.ino = st.st_ino, kept_probe.size = st.st_size, kept_probe.mtime = st.st_mtim;
+    kept_probe.pr = pr, kept_probe.st = st;
     return pr->ps[0].links_found;
   }
   probe_found found = {0};
