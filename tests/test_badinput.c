@@ -30,6 +30,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -483,34 +484,46 @@ static int is_running(pid_t pid)
   return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z' && close_paren[2] != 'X';
 }
 
-/* hang_root_attr.h5 (tests/fuzz/regress/fuzz_corpus_h5/root_attr_hang_stall_10s
- * applied to imp.h5) makes libhdf5 loop for ever on the root attribute: the
- * probe children spin until the parent stops them after 10 s.  A parent
- * killed first (kill -9) takes them with it. */
-Test(badinput, probe_children_end_with_a_killed_parent, .timeout = 60)
+/* The children of pid that still run 300 ms after they are first seen,
+ * looked for up to about 10 s (the quick probes of good files end before);
+ * how many. */
+static size_t lasting_children_of(pid_t pid, pid_t *kids, size_t cap)
 {
-  char cwd[1024];
-  cr_assert(getcwd(cwd, sizeof cwd));
-  char *file = th_join(cwd, "tests/data/bad/hang_root_attr.h5"); /* run from the repository root, as make test does */
-  const char *bin = th_bin();
+  for (int i = 0; i < 400; i++) {
+    th_sleep_ms(25);
+    size_t n = children_of(pid, kids, cap);
+    if (n == 0) continue;
+    th_sleep_ms(300); /* into libhdf5's loop */
+    size_t k = 0;
+    for (size_t j = 0; j < n; j++)
+      if (is_running(kids[j])) kids[k++] = kids[j];
+    if (k) return k;
+  }
+  return 0;
+}
+
+/* Runs ragsweep with args (after the binary; NULL-terminated) at `threads`
+ * threads, kills it (kill -9) once one of its probe children spins in
+ * libhdf5, and checks that those children end with it. */
+static void killed_parent_takes_its_spinning_probes(const char *threads, char *const *args)
+{
+  char *argv[16];
+  size_t a = 0;
+  argv[a++] = (char *)th_bin();
+  for (size_t i = 0; args[i] && a < 15; i++) argv[a++] = args[i];
+  argv[a] = NULL;
   const pid_t pid = fork();
   cr_assert(pid >= 0);
   if (pid == 0) {
     freopen("/dev/null", "w", stdout);
     freopen("/dev/null", "w", stderr);
-    setenv("OMP_NUM_THREADS", "2", 1);
-    execl(bin, bin, "check", file, (char *)NULL);
+    setenv("OMP_NUM_THREADS", threads, 1);
+    execv(argv[0], argv);
     _exit(127);
   }
   pid_t kids[8];
-  size_t n = 0;
-  for (int i = 0; i < 200 && n == 0; i++) { /* up to 5 s for the probe to start */
-    th_sleep_ms(25);
-    n = children_of(pid, kids, 8);
-  }
-  cr_assert_gt(n, 0, "the probe never started");
-  th_sleep_ms(300); /* into libhdf5's loop */
-  for (size_t k = 0; k < n; k++) cr_assert(is_running(kids[k]), "probe child %d ended by itself", (int)kids[k]);
+  const size_t n = lasting_children_of(pid, kids, 8);
+  cr_assert_gt(n, 0, "no probe child spun in libhdf5");
   kill(pid, SIGKILL);
   waitpid(pid, NULL, 0);
   for (size_t k = 0; k < n; k++) {
@@ -518,5 +531,57 @@ Test(badinput, probe_children_end_with_a_killed_parent, .timeout = 60)
     while (i++ < 100 && is_running(kids[k])) th_sleep_ms(20); /* up to 2 s */
     cr_expect(!is_running(kids[k]), "probe child %d still runs after its parent was killed", (int)kids[k]);
     if (is_running(kids[k])) kill(kids[k], SIGKILL); /* leave no spinning process behind */
+  }
+}
+
+/* hang_root_attr.h5 (tests/fuzz/regress/fuzz_corpus_h5/root_attr_hang_stall_10s
+ * applied to imp.h5) makes libhdf5 loop for ever on the root attribute: the
+ * probe children spin until the parent stops them after 10 s.  A parent
+ * killed first (kill -9) takes them with it: those of a corpus, and the
+ * child of a lane of run files (rs__runsets_open), at one thread (which
+ * waits for the parent's go before each file) and at two. */
+Test(badinput, probe_children_end_with_a_killed_parent, .timeout = 90)
+{
+  char cwd[1024];
+  cr_assert(getcwd(cwd, sizeof cwd));
+  /* run from the repository root, as make test does */
+  char *hang = th_join(cwd, "tests/data/bad/hang_root_attr.h5"), *good = th_join(cwd, "tests/data/bad/good.h5");
+  char out[] = "/tmp/rs_killed_XXXXXX";
+  cr_assert(mkdtemp(out));
+  killed_parent_takes_its_spinning_probes("2", (char *[]){"check", hang, NULL});
+  killed_parent_takes_its_spinning_probes("1", (char *[]){"eval", good, good, hang, "-o", out, NULL});
+  killed_parent_takes_its_spinning_probes("2", (char *[]){"eval", good, good, hang, "-o", out, NULL});
+  char rm[600];
+  snprintf(rm, sizeof rm, "rm -rf '%s'", out);
+  cr_expect_eq(system(rm), 0);
+}
+
+/* Run files are probed in lanes (rs__runsets_open): one child a lane takes
+ * the lane's files in turn.  Its verdict on its first file stands; a fault
+ * or a hang on a later file may come from an earlier file having hurt the
+ * child, so that file is probed again by a child of its own.  hang_root_attr.h5
+ * as the 2nd file of the one lane at one thread: 10 s in the lane's child,
+ * then 10 s in its own, and the file is named; as the first file of the
+ * second lane at two threads: 10 s, believed. */
+Test(badinput, run_file_lanes_name_the_file_that_hangs, .timeout = 120)
+{
+  static const bad_case hangs[] = {
+    {"hang as the 2nd run file of the lane, 1 thread", 0, 0, 0, 0, "OMP_NUM_THREADS=1",
+     "eval %D/good.h5 %D/good.h5 %D/hang_root_attr.h5 %D/good.h5 -o %T/out", 2,
+     "hang_root_attr.h5: libhdf5 hung decoding / attribute format (no progress for 10 s)", "out"},
+    {"hang as the 1st run file of the 2nd lane, 2 threads", 0, 0, 0, 0, "OMP_NUM_THREADS=2",
+     "eval %D/good.h5 %D/good.h5 %D/hang_root_attr.h5 %D/good.h5 -o %T/out", 2,
+     "hang_root_attr.h5: libhdf5 hung decoding / attribute format (no progress for 10 s)", "out"},
+  };
+  const double min_seconds[] = {19.5, 9.5}, max_seconds[] = {60, 19.5};
+  for (size_t i = 0; i < sizeof hangs / sizeof *hangs; i++) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    run_case(&hangs[i]);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const double took = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    /* one stall watched to its end, or two: which child's verdict was taken */
+    cr_expect(took >= min_seconds[i] && took < max_seconds[i], "%s: took %.1f s, expected %.1f to %.1f", hangs[i].name,
+              took, min_seconds[i], max_seconds[i]);
   }
 }

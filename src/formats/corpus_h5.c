@@ -26,6 +26,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -1517,27 +1518,23 @@ static herr_t probe_link(hid_t g, const char *name, const H5L_info_t *info, void
   return 0;
 }
 
-/* The child: decodes everything, then leaves without atexit handlers or
- * stdio flushes (they belong to the parent). */
-static void probe_child(const char *path, probe_state *ps, int visit_fd)
+/* What a probe child does to one file: decodes everything, telling the
+ * parent what it reached through visit_fd (see probe_poll).  Returns when
+ * done, or when libhdf5 does not open the file (the parent's own open then
+ * says why); leaves when the parent is gone. */
+static void probe_visit_file(const char *path, probe_state *ps, int visit_fd)
 {
-  /* A sanitizer's handler would turn the fault into an exit status. */
-  signal(SIGSEGV, SIG_DFL);
-  signal(SIGBUS, SIG_DFL);
-  signal(SIGFPE, SIG_DFL);
-  signal(SIGILL, SIG_DFL);
-  signal(SIGABRT, SIG_DFL);
-  h5_quiet();
+  probe_n_deferred = 0;
   probe_mark(ps, "the superblock", NULL);
-  if (ps->links && H5Fis_hdf5(path) <= 0) _exit(0);
+  if (ps->links && H5Fis_hdf5(path) <= 0) return;
   hid_t fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (fid < 0) _exit(0); /* the parent's own open says why */
+  if (fid < 0) return;
   if (ps->links) {
     for (unsigned i = 0; i < 32 && ps->links[i]; i++)
       if (link_exists(fid, ps->links[i])) ps->links_found |= 1u << i;
     if (!(ps->links_found & ps->go_on_if)) {
       H5Fclose(fid);
-      _exit(0);
+      return;
     }
     const char told = 'l';
     if (write(visit_fd, &told, 1) != 1) _exit(0); /* the parent is gone */
@@ -1563,6 +1560,27 @@ static void probe_child(const char *path, probe_state *ps, int visit_fd)
   }
   probe_mark(ps, "the file's closing", NULL);
   H5Fclose(fid);
+}
+
+/* A child's set-up: a fault ends it with its signal, and libhdf5 prints
+ * nothing. */
+static void probe_child_setup(void)
+{
+  /* A sanitizer's handler would turn the fault into an exit status. */
+  signal(SIGSEGV, SIG_DFL);
+  signal(SIGBUS, SIG_DFL);
+  signal(SIGFPE, SIG_DFL);
+  signal(SIGILL, SIG_DFL);
+  signal(SIGABRT, SIG_DFL);
+  h5_quiet();
+}
+
+/* The child of one probe: decodes its file, then leaves without atexit
+ * handlers or stdio flushes (they belong to the parent). */
+static void probe_child(const char *path, probe_state *ps, int visit_fd)
+{
+  probe_child_setup();
+  probe_visit_file(path, ps, visit_fd);
   _exit(0);
 }
 
@@ -1746,6 +1764,15 @@ static int probe_visited(probe_run *pr)
   return 1;
 }
 
+/* Waits for a child, however often a signal interrupts the wait: 1 with
+ * its wait status in *status, 0 when it cannot be waited for. */
+static int reap_child(pid_t pid, int *status)
+{
+  while (waitpid(pid, status, 0) < 0)
+    if (errno != EINTR) return 0;
+  return 1;
+}
+
 /* Kills a probe's children and reaps them (a failure elsewhere made its
  * verdict moot). */
 static void probe_cancel(probe_run *pr)
@@ -1753,39 +1780,21 @@ static void probe_cancel(probe_run *pr)
   for (unsigned i = 0; i < pr->started; i++) {
     kill(pr->pid[i], SIGKILL);
     close(pr->fd[i]);
-    while (waitpid(pr->pid[i], NULL, 0) < 0 && errno == EINTR) {
-    }
+    reap_child(pr->pid[i], NULL);
   }
   if (pr->ps) munmap(pr->ps, pr->map_bytes);
   free(pr->own_path);
   memset(pr, 0, sizeof *pr);
 }
 
-/* Waits for a probe's children and tells how they ended: a failure to start,
- * else the child that failed first in the visit, else RS_OK with what the
- * children found (into *found if set; zeros on a failure). */
-static rs_code probe_finish(probe_run *pr, probe_found *found, rs_error *err)
+/* How the children ps[0..started) of a probe of path ended (status: each
+ * one's wait status; stalled: the one that made no progress, or -1), from
+ * rc on (a failure to start, already in *err): the child that failed first
+ * in the visit, else the string dataset found unreadable first, else RS_OK
+ * with what the children found (into *found if set; zeros on a failure). */
+static rs_code probe_verdict(const char *path, probe_state *ps, unsigned started, const int *status, int stalled,
+                             rs_code rc, probe_found *found, rs_error *err)
 {
-  const char *path = pr->path;
-  probe_state *ps = pr->ps;
-  const unsigned started = pr->started;
-  int status[PROBE_MAX_CHILDREN] = {0};
-  rs_code rc = pr->rc;
-  if (rc && err) *err = pr->err;
-  probe_poll(pr, UNTIL_EXITED);
-  const int stalled = pr->stalled;
-  if (stalled >= 0)
-    for (unsigned i = 0; i < started; i++) kill(pr->pid[i], SIGKILL);
-  for (unsigned i = 0; i < started; i++) {
-    close(pr->fd[i]);
-    while (waitpid(pr->pid[i], &status[i], 0) < 0) {
-      if (errno != EINTR) {
-        if (!rc) rc = rs__fail(err, RS_IO, "%s: lost the process that checks the file: %s", path, strerror(errno));
-        status[i] = 0;
-        break;
-      }
-    }
-  }
   /* Of the children that failed, the one that stopped earliest in the
    * visit is told: the object a single child would have stopped at. */
   int told = -1;
@@ -1837,7 +1846,29 @@ static rs_code probe_finish(probe_run *pr, probe_found *found, rs_error *err)
       found->heap_skipped |= ps[i].heap_skipped;
     }
   }
-  if (ps) munmap(ps, pr->map_bytes);
+  return rc;
+}
+
+/* Waits for a probe's children and tells how they ended (probe_verdict). */
+static rs_code probe_finish(probe_run *pr, probe_found *found, rs_error *err)
+{
+  const unsigned started = pr->started;
+  int status[PROBE_MAX_CHILDREN] = {0};
+  rs_code rc = pr->rc;
+  if (rc && err) *err = pr->err;
+  probe_poll(pr, UNTIL_EXITED);
+  const int stalled = pr->stalled;
+  if (stalled >= 0)
+    for (unsigned i = 0; i < started; i++) kill(pr->pid[i], SIGKILL);
+  for (unsigned i = 0; i < started; i++) {
+    close(pr->fd[i]);
+    if (!reap_child(pr->pid[i], &status[i])) {
+      if (!rc) rc = rs__fail(err, RS_IO, "%s: lost the process that checks the file: %s", pr->path, strerror(errno));
+      status[i] = 0;
+    }
+  }
+  rc = probe_verdict(pr->path, pr->ps, started, status, stalled, rc, found, err);
+  if (pr->ps) munmap(pr->ps, pr->map_bytes);
   free(pr->own_path);
   memset(pr, 0, sizeof *pr);
   return rc;
@@ -2077,19 +2108,149 @@ rs_code rs__runset_open(const char *path, size_t nq, rs__runset *out, rs_error *
   return rc ? rc : runset_of(f, nq, out, err);
 }
 
-/* The run files' probes, one child each, run up to one per thread at a
- * time, ahead of the parent, which opens each file in the given order as
- * soon as its probe has passed.  (A run file's own data is small: every
- * child of a split probe decodes every header, and libhdf5 zeroes its
- * caches in fresh pages at each open, so splitting a file costs more than
- * it saves.)
- * Errors are those of opening the files one by one: the first file in the
- * given order that fails is told. */
+/* The run files' probes run in lanes, one per thread up to
+ * PROBE_MAX_CHILDREN: the child of lane L probes files L, L + lanes, ...
+ * one after another (a child of its own for each file cost as much again
+ * as its decoding: the fork, the parent's pages shared and written again,
+ * libhdf5's caches in fresh pages), and the parent opens each file in the
+ * given order once its lane has passed it.  With more than one thread the
+ * lanes run ahead of the parent; with one, a lane's child waits for the
+ * parent's go before each file, so that one process works at a time.
+ * (A run file's own data is small: every child of a split probe decodes
+ * every header, so splitting a file costs more than it saves.)
+ * libhdf5 may corrupt a child's memory on one file and fault on a later
+ * one: a child that dies or hangs on any file but its first is not
+ * believed, and that file and the rest of its lane get a child each, whose
+ * verdict stands. */
+typedef struct {
+  pid_t pid;
+  int fd;       /* read end of the child's pipe: 'v' (visit done), 'd' (file done) */
+  int go_fd;    /* the parent's end of the go channel, with one thread (else -1) */
+  size_t done;  /* files of the lane the child has finished (from the lane's first) */
+  int alive;
+  int solo; /* the lane's child failed: a child each for its remaining files */
+} probe_lane;
+
+typedef struct {
+  char *const *paths;
+  size_t n, lanes;
+  probe_state *ps; /* [n], shared with the children */
+  size_t map_bytes;
+  probe_lane lane[PROBE_MAX_CHILDREN];
+} probe_lanes;
+
+/* The child of a lane: probes its files, telling the parent the end of
+ * each ('d'). */
+static void lane_child(const probe_lanes *pl, size_t lane, int go_fd, int out_fd)
+{
+  probe_child_setup();
+  for (size_t i = lane; i < pl->n; i += pl->lanes) {
+    char go;
+    if (go_fd >= 0 && read(go_fd, &go, 1) != 1) _exit(0); /* the parent is gone, or done */
+    probe_visit_file(pl->paths[i], &pl->ps[i], out_fd);
+    const char done = 'd';
+    if (write(out_fd, &done, 1) != 1) _exit(0);
+  }
+  _exit(0);
+}
+
+/* Starts lane L's child; on a failure the lane goes solo, whose probes
+ * then tell it. */
+static void lane_start(probe_lanes *pl, size_t L, int gated)
+{
+  probe_lane *ln = &pl->lane[L];
+  int out[2] = {-1, -1}, go[2] = {-1, -1};
+  *ln = (probe_lane){.fd = -1, .go_fd = -1};
+  /* The go channel is a socket, so that a go to a child that died
+   * (send with MSG_NOSIGNAL) fails rather than raising SIGPIPE. */
+  if (pipe(out) < 0 || (gated && socketpair(AF_UNIX, SOCK_STREAM, 0, go) < 0)) goto fail;
+  const pid_t parent = getpid(), p = fork();
+  if (p < 0) goto fail;
+  if (p == 0) {
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* as probe_spawn's children */
+#endif
+    if (getppid() != parent) _exit(0);
+    close(out[0]);
+    if (gated) close(go[1]);
+    lane_child(pl, L, gated ? go[0] : -1, out[1]);
+  }
+  close(out[1]);
+  if (gated) close(go[0]);
+  ln->pid = p, ln->fd = out[0], ln->go_fd = gated ? go[1] : -1, ln->alive = 1;
+  return;
+fail:
+  for (int k = 0; k < 2; k++) {
+    if (out[k] >= 0) close(out[k]);
+    if (go[k] >= 0) close(go[k]);
+  }
+  ln->solo = 1;
+}
+
+/* Ends lane L's child (killed first unless it is done) and reaps it; its
+ * wait status into *status if set. */
+static void lane_stop(probe_lane *ln, int kill_it, int *status)
+{
+  int st = 0;
+  if (!ln->alive) return;
+  if (kill_it) kill(ln->pid, SIGKILL);
+  close(ln->fd);
+  if (ln->go_fd >= 0) close(ln->go_fd);
+  if (!reap_child(ln->pid, &st)) st = 0;
+  if (status) *status = st;
+  ln->alive = 0;
+}
+
+/* The verdict on file i of its lane: waits until the lane's child has
+ * passed it, else (the child died or hung on it) tells why, as a probe of
+ * its own would have, when it was the child's first file, and asks a probe
+ * of its own otherwise. */
+static rs_code lane_verdict(probe_lanes *pl, size_t i, probe_found *found, rs_error *err)
+{
+  probe_lane *ln = &pl->lane[i % pl->lanes];
+  const size_t place = i / pl->lanes;
+  probe_state *ps = &pl->ps[i];
+  if (ln->alive && ln->go_fd >= 0) {
+    const char go = 'g';
+    if (send(ln->go_fd, &go, 1, MSG_NOSIGNAL) != 1) lane_stop(ln, 1, NULL), ln->solo = 1;
+  }
+  int quiet_ms = 0, stalled = 0, gone = 0, lost = 0;
+  uint64_t seen = ps->progress;
+  while (ln->alive && ln->done <= place && !stalled && !gone && !lost) {
+    struct pollfd pfd = {.fd = ln->fd, .events = POLLIN};
+    const int ready = poll(&pfd, 1, 250);
+    if (ready > 0) {
+      char b;
+      const ssize_t got = read(ln->fd, &b, 1);
+      if (got == 1) ln->done += b == 'd';
+      else if (got == 0) gone = 1; /* EOF: the child ended */
+      else lost = errno != EINTR && errno != EAGAIN;
+    } else if (ready == 0) {
+      const uint64_t now = ps->progress;
+      quiet_ms = now == seen ? quiet_ms + 250 : 0;
+      seen = now;
+      stalled = quiet_ms > (int)(PROBE_STALL_SECONDS * 1000);
+    } else {
+      lost = errno != EINTR;
+    }
+  }
+  if (ln->alive && ln->done > place) return probe_verdict(pl->paths[i], ps, 1, (int[]){0}, -1, RS_OK, found, err);
+  if (ln->alive) {
+    int status = 0;
+    lane_stop(ln, 1, &status);
+    if (place == 0 && !lost) /* a fresh child ended or hung: its verdict stands */
+      return probe_verdict(pl->paths[i], ps, 1, &status, stalled ? 0 : -1, RS_OK, found, err);
+    ln->solo = 1;
+  }
+  probe_run pr;
+  probe_start_open(&pr, pl->paths[i], NULL, 0);
+  return probe_finish(&pr, found, err);
+}
+
 rs_code rs__runsets_open(char *const *paths, size_t n, size_t nq, rs__runset *out, size_t *n_open, rs_error *err)
 {
   *n_open = 0;
-  const size_t ahead = rs__mpi_size() > 1 ? 1 : probe_parallelism();
-  if (ahead == 1) { /* one file at a time (and, under MPI, every rank in step) */
+  if (rs__mpi_size() > 1) { /* one file at a time, every rank in step */
     for (size_t i = 0; i < n; i++) {
       rs_code rc = rs__runset_open(paths[i], nq, &out[i], err);
       if (rc) return rc;
@@ -2097,33 +2258,32 @@ rs_code rs__runsets_open(char *const *paths, size_t n, size_t nq, rs__runset *ou
     }
     return RS_OK;
   }
-  probe_run pr[PROBE_MAX_CHILDREN];
-  rs_code pre[PROBE_MAX_CHILDREN]; /* check_openable's verdict, told when the file's turn comes */
-  rs_error pre_err[PROBE_MAX_CHILDREN];
-  size_t started = 0;
+  if (n == 0) return RS_OK;
+  const unsigned threads = probe_parallelism();
+  probe_lanes pl = {.paths = paths, .n = n, .lanes = n < threads ? n : threads};
+  pl.map_bytes = rs__mul(n, sizeof(probe_state));
+  probe_state *ps = mmap(NULL, pl.map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (ps == MAP_FAILED)
+    return rs__fail(err, RS_NOMEM, "%s: cannot map memory to check the file: %s", paths[0], strerror(errno));
+  pl.ps = ps;
+  for (size_t i = 0; i < n; i++) { /* as probe_prepare's one child of a file's own probe */
+    ps[i].skip = "/docs/text";
+    ps[i].path = paths[i];
+    ps[i].parts = 1;
+    ps[i].defer_strings = 1;
+    ps[i].heap_ids = !opens_with_mpio();
+  }
+  for (size_t L = 0; L < pl.lanes; L++) lane_start(&pl, L, threads == 1);
   rs_code rc = RS_OK;
   for (size_t i = 0; i < n && !rc; i++) {
-    for (; started < n && started < i + ahead; started++) {
-      const size_t k = started % ahead;
-      memset(&pr[k], 0, sizeof pr[k]);
-      if (!(pre[k] = check_openable(paths[started], NULL, &pre_err[k])))
-        probe_start_open(&pr[k], paths[started], NULL, 0); /* one child a file: the files share the threads */
-    }
-    const size_t k = i % ahead;
     probe_found found = {0};
-    if (pre[k]) {
-      rc = pre[k];
-      if (err) *err = pre_err[k];
-    } else {
-      rc = probe_finish(&pr[k], &found, err);
-    }
     rs__h5file *f = NULL;
-    if (!rc && !(rc = open_probed(paths[i], RS_OK, &found, &f, err)) &&
-        !(rc = runset_of(f, nq, &out[i], err)))
+    if (!(rc = check_openable(paths[i], NULL, err)) && !(rc = lane_verdict(&pl, i, &found, err)) &&
+        !(rc = open_probed(paths[i], RS_OK, &found, &f, err)) && !(rc = runset_of(f, nq, &out[i], err)))
       ++*n_open;
   }
-  for (size_t j = *n_open + (rc ? 1 : 0); j < started; j++) /* probes ahead of a failure */
-    if (!pre[j % ahead]) probe_cancel(&pr[j % ahead]);
+  for (size_t L = 0; L < pl.lanes; L++) lane_stop(&pl.lane[L], rc != RS_OK, NULL);
+  munmap(ps, pl.map_bytes);
   return rc;
 }
 
