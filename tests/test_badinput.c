@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <errno.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -584,4 +586,74 @@ Test(badinput, run_file_lanes_name_the_file_that_hangs, .timeout = 120)
     cr_expect(took >= min_seconds[i] && took < max_seconds[i], "%s: took %.1f s, expected %.1f to %.1f", hangs[i].name,
               took, min_seconds[i], max_seconds[i]);
   }
+}
+
+/* n copies of tests/data/bad/good.h5 in a new folder under /tmp, as run
+ * files (their runs share one name, so eval fails on that, but only after
+ * every file is open; copies, not links: libhdf5 opens a file it already
+ * has open once); their paths into argv[at..at + n). */
+static char *copied_run_files(size_t n, char **argv, size_t at)
+{
+  char *dir = strdup("/tmp/rs_openfiles_XXXXXX");
+  cr_assert(mkdtemp(dir));
+  FILE *in = fopen("tests/data/bad/good.h5", "rb");
+  cr_assert(in);
+  static char bytes[1 << 16];
+  const size_t len = fread(bytes, 1, sizeof bytes, in);
+  fclose(in);
+  cr_assert(len > 0 && len < sizeof bytes);
+  for (size_t i = 0; i < n; i++) {
+    char path[128];
+    snprintf(path, sizeof path, "%s/r%zu.h5", dir, i);
+    FILE *out = fopen(path, "wb");
+    cr_assert(out && fwrite(bytes, 1, len, out) == len && fclose(out) == 0, "cannot write %s", path);
+    argv[at + i] = strdup(path);
+  }
+  return dir;
+}
+
+/* A sweep keeps each run file open (two descriptors each): under the usual
+ * soft limit of 1024 open files, 600 run files are all opened (the soft
+ * limit is raised to the hard one), and under a hard limit of 64 the
+ * error says so and what to do. */
+Test(badinput, many_run_files_open_up_to_the_hard_limit, .timeout = 120)
+{
+  enum { N = 600 };
+  char **argv = calloc(N + 8, sizeof *argv);
+  size_t a = 0;
+  argv[a++] = (char *)th_bin();
+  argv[a++] = "eval";
+  argv[a++] = "tests/data/bad/good.h5";
+  char *dir = copied_run_files(N, argv, a);
+  a += N;
+  char out[300];
+  snprintf(out, sizeof out, "%s/out", dir);
+  argv[a++] = "-o";
+  argv[a++] = out;
+  argv[a] = NULL;
+  struct rlimit l;
+  cr_assert_eq(getrlimit(RLIMIT_NOFILE, &l), 0);
+  cr_assert_geq(l.rlim_max, 2 * N + 64, "this test needs a hard limit of %d open files", 2 * N + 64);
+  l.rlim_cur = 1024;
+  cr_assert_eq(setrlimit(RLIMIT_NOFILE, &l), 0);
+  th_result r = th_run(NULL, argv, NULL, NULL);
+  cr_expect_eq(r.status, 2);
+  cr_expect(strstr(r.err, "run 'r' is in both"), "not every run file was opened: %s", r.err);
+  th_free(&r);
+
+  l.rlim_cur = l.rlim_max = 64; /* this test's process only */
+  cr_assert_eq(setrlimit(RLIMIT_NOFILE, &l), 0);
+  r = th_run(NULL, argv, NULL, NULL);
+  cr_expect_eq(r.status, 2);
+  cr_expect(strstr(r.err, ": cannot open: too many files open at once (this process may have 64); raise the limit "
+                          "(ulimit -n) or put more runs in each run file"),
+            "stderr: %s", r.err);
+  cr_expect(th_exists(out) == 0, "%s was written", out);
+  th_free(&r);
+  char rm[400];
+  snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+  cr_expect_eq(system(rm), 0);
+  for (size_t i = 3; i < 3 + N; i++) free(argv[i]);
+  free(argv);
+  free(dir);
 }

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <poll.h>
 #include <signal.h>
@@ -1934,6 +1935,14 @@ static rs_code check_openable(const char *path, const char *const *numbers, rs_e
 {
   h5_quiet();
   FILE *probe = fopen(path, "rb");
+  if (!probe && errno == EMFILE) { /* each open HDF5 file holds two descriptors */
+    struct rlimit l = {0};
+    getrlimit(RLIMIT_NOFILE, &l);
+    return rs__fail(err, RS_IO,
+                    "%s: cannot open: too many files open at once (this process may have %llu); raise the limit "
+                    "(ulimit -n) or put more runs in each run file",
+                    path, (unsigned long long)l.rlim_cur);
+  }
   if (!probe) return rs__fail(err, RS_IO, "%s: cannot open: %s", path, strerror(errno));
   fclose(probe);
   if (H5Fis_hdf5(path) > 0) return RS_OK;
