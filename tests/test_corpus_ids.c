@@ -407,9 +407,9 @@ Test(corpus_ids, narrow_grades_are_widened_as_libhdf5_does)
 
 enum { LZ4_FILTER = 32004 }; /* the registered id of the LZ4 filter */
 
-/* Two queries, five docs, and runs "plain" and "lz4" of the same rows, the
- * second chunked and compressed by the LZ4 plugin. */
-static char *write_lz4_run(void)
+/* Two queries, five docs, and runs "plain" and (with_lz4) "lz4" of the
+ * same rows, the second chunked and compressed by the LZ4 plugin. */
+static char *write_corpus_plain_and(int with_lz4)
 {
   char *path = th_join(th_fresh_dir(), "lz4.h5");
   rs_error err = {0};
@@ -431,6 +431,7 @@ static char *write_lz4_run(void)
   cr_assert_eq(rs__h5w_array(wr, "/runs/plain/score", RS_DT_F32, 2, dims, score, &err), RS_OK, "%s", err.msg);
   cr_assert_eq(rs__h5w_commit(wr, &err), RS_OK, "%s", err.msg);
   cr_assert(H5Zfilter_avail(LZ4_FILTER) > 0, "the LZ4 filter plugin is not installed (Debian: hdf5-filter-plugin)");
+  if (!with_lz4) return path;
   hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
   hsize_t shape[2] = {2, 4}, chunk[2] = {1, 4};
   hid_t sp = H5Screate_simple(2, shape, NULL), pl = H5Pcreate(H5P_DATASET_CREATE);
@@ -446,6 +447,8 @@ static char *write_lz4_run(void)
   cr_assert(H5Fclose(f) >= 0);
   return path;
 }
+
+static char *write_lz4_run(void) { return write_corpus_plain_and(1); }
 
 /* The aggregate.csv rows of one run, without the run's name. */
 static char *rows_of_run(const char *csv, const char *run)
@@ -489,4 +492,55 @@ Test(corpus_ids, a_run_through_a_filter_plugin, .timeout = 60)
   struct stat st;
   cr_expect_neq(stat(out2, &st), 0, "%s was written", out2);
   th_free(&r);
+}
+
+/* A run file whose runs are read through libhdf5 (the LZ4 copy, chunked
+ * and compressed) is opened by ragsweep itself, not from what its probe
+ * found (see run_layout_write): scored as the corpus's plain copy, and,
+ * with the plugin out of reach, the dataset named at open. */
+Test(corpus_ids, a_run_file_through_a_filter_plugin, .timeout = 60)
+{
+  const char *corpus = write_corpus_plain_and(0);
+  char *runs = th_join(th_fresh_dir(), "runs.h5");
+  int32_t doc[2][4] = {{0, 1, 2, 3}, {4, 2, -1, -1}};
+  float score[2][4] = {{0.9f, 0.8f, 0.5f, 0.1f}, {0.7f, 0.2f, 0.0f, 0.0f}};
+  hid_t f = H5Fcreate(runs, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hsize_t shape[2] = {2, 4}, chunk[2] = {1, 4};
+  hid_t sp = H5Screate_simple(2, shape, NULL), pl = H5Pcreate(H5P_DATASET_CREATE);
+  hid_t top = H5Gcreate2(f, "/runs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t g = H5Gcreate2(f, "/runs/lz4_file", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  cr_assert(f >= 0 && sp >= 0 && pl >= 0 && top >= 0 && g >= 0);
+  cr_assert(H5Pset_chunk(pl, 2, chunk) >= 0 && H5Pset_filter(pl, LZ4_FILTER, H5Z_FLAG_MANDATORY, 0, NULL) >= 0);
+  hid_t d = H5Dcreate2(g, "doc", H5T_STD_I32LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+  cr_assert(d >= 0 && H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, doc) >= 0);
+  H5Dclose(d);
+  d = H5Dcreate2(g, "score", H5T_IEEE_F32LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+  cr_assert(d >= 0 && H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, score) >= 0);
+  H5Dclose(d), H5Gclose(g), H5Gclose(top), H5Pclose(pl), H5Sclose(sp);
+  cr_assert(H5Fclose(f) >= 0);
+
+  for (int threads = 1; threads <= 2; threads++) {
+    char *out = th_join(th_fresh_dir(), "out"), env_threads[32];
+    snprintf(env_threads, sizeof env_threads, "OMP_NUM_THREADS=%d", threads);
+    char *env[] = {env_threads, NULL};
+    char *argv[] = {(char *)th_bin(), "eval", (char *)corpus, runs, "-o", out, "--quiet", NULL};
+    th_result r = th_run(NULL, argv, env, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err ? r.err : "");
+    th_free(&r);
+    char *csv = th_slurp(th_join(out, "aggregate.csv"), NULL);
+    cr_assert_not_null(csv);
+    char *plain = rows_of_run(csv, "plain"), *lz4 = rows_of_run(csv, "lz4_file");
+    cr_expect(strstr(plain, ",nDCG@10,"), "no nDCG@10 row for plain:\n%s", csv);
+    cr_expect_str_eq(lz4, plain, "the run file's LZ4 copy scores otherwise at %d threads:\n%s", threads, csv);
+    free(plain), free(lz4), free(csv);
+
+    char *out2 = th_join(th_fresh_dir(), "out");
+    char *argv2[] = {(char *)th_bin(), "eval", (char *)corpus, runs, "-o", out2, "--quiet", NULL};
+    char *no_plugins[] = {"HDF5_PLUGIN_PATH=/nonexistent", env_threads, NULL};
+    r = th_run(NULL, argv2, no_plugins, NULL);
+    cr_expect_eq(r.status, 2);
+    cr_expect(r.err && strstr(r.err, "runs.h5:/runs/lz4_file/doc: compressed with HDF5 filter 32004"),
+              "stderr at %d threads: %s", threads, r.err ? r.err : "");
+    th_free(&r);
+  }
 }

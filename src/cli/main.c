@@ -97,9 +97,10 @@ static int run(int argc, char **argv)
   return RS_EXIT_USAGE;
 }
 
-/* Open files up to the hard limit: a sweep keeps each run file open (two
- * descriptors: libhdf5's and the reader's), and the usual soft limit of
- * 1024 stopped one of about 510 run files.  Nothing here uses select(). */
+/* Open files up to the hard limit: a sweep keeps each run file open (one
+ * descriptor, two when libhdf5 reads it too), and the usual soft limit of
+ * 1024 had stopped one of about 510 run files.  Nothing here uses
+ * select(). */
 static void allow_open_files_to_the_hard_limit(void)
 {
   struct rlimit l;

@@ -1007,6 +1007,12 @@ typedef struct {
    * the child notes which it left (HEAP_QIDS, HEAP_DOCS). */
   int heap_ids;
   unsigned heap_skipped;
+  /* Set by the parent for a run file probed in a lane (rs__runsets_open):
+   * where the child writes the file's runs as open_runs finds them with the
+   * corpus's nq queries (run_layout_write), so that the parent need not
+   * open the file with libhdf5 at all (layout_cap bytes; NULL: not asked). */
+  unsigned char *layout;
+  size_t layout_cap, nq;
 } probe_state;
 
 enum { HEAP_QIDS = 1, HEAP_DOCS = 2 };
@@ -1519,6 +1525,219 @@ static herr_t probe_link(hid_t g, const char *name, const H5L_info_t *info, void
   return 0;
 }
 
+/* 1 when this process opens files through MPI-IO (parallel HDF5 under
+ * MPI, even at one rank): HDF5 addresses are then not read with pread, so
+ * the ids are read through libhdf5 (after the probe has decoded them). */
+static int opens_with_mpio(void)
+{
+#if defined(RS_WITH_MPI) && defined(H5_HAVE_PARALLEL)
+  return rs__mpi_file_comm() != NULL;
+#else
+  return 0;
+#endif
+}
+
+/* --- a run file's runs, as its probe found them ---------------------------
+ *
+ * A run file's datasets are read with pread when they lie in the file as
+ * they are (direct addresses: nearly always, import writes them so), and
+ * then the parent needs nothing of libhdf5 after the open.  The lane child
+ * that probes the file has it open anyway: it runs open_runs there and
+ * writes what it found into shared memory, and the parent builds the runs
+ * from that, with one descriptor of its own and no libhdf5 state (its
+ * H5Fopen and open_runs took 5 of the 7.5 ms a run file of 10 runs cost
+ * at one thread; a sweep of 500 run files held 500 metadata caches of
+ * 512 KiB and two descriptors each).  Any other file (a run in CSR, a
+ * dataset compressed or not in the machine's type, an error) is opened by
+ * the parent as before, which then reports the error itself.  The file's
+ * identity (device, inode, size, mtime) is written too: a file replaced
+ * between the child's look and the parent's open is opened as before. */
+typedef struct {
+  uint32_t n_runs;
+  uint32_t pad;
+  uint64_t dev, ino, size;
+  int64_t mtime_sec, mtime_nsec;
+} run_layout_head;
+
+typedef struct { /* a run's fixed part; its name and attributes follow */
+  uint64_t k, doc_addr, score_addr, latency_addr;
+  uint32_t name_len, n_attrs;
+  uint8_t has_score, score_f32, has_latency, latency_f32;
+} run_layout_run;
+
+typedef struct {
+  unsigned char *b;
+  size_t cap, at;
+  int full;
+} layout_buf;
+
+static void layout_put(layout_buf *w, const void *p, size_t len)
+{
+  if (w->full || len > w->cap - w->at) {
+    w->full = 1;
+    return;
+  }
+  memcpy(w->b + w->at, p, len);
+  w->at += len;
+}
+
+static void layout_put_str(layout_buf *w, const char *s)
+{
+  const uint32_t len = (uint32_t)strlen(s);
+  layout_put(w, &len, sizeof len);
+  layout_put(w, s, len);
+}
+
+/* The child's part: the runs of the file open as fid, into ps->layout, its
+ * first 8 bytes the size written (0: none, the parent opens the file). */
+static void run_layout_write(hid_t fid, const char *path, probe_state *ps)
+{
+  probe_mark(ps, "/runs", NULL);
+  rs__h5file f = {.fid = fid, .path = (char *)path, .fd = open(path, O_RDONLY | O_CLOEXEC)};
+  struct stat st;
+  rs__runset rs = {0};
+  rs_error err;
+  layout_buf w = {ps->layout, ps->layout_cap, sizeof(uint64_t), 0};
+  if (f.fd < 0 || fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) goto done;
+  f.size = (uint64_t)st.st_size;
+  f.can_map = can_copy(fid);
+  if (open_runs(&f, ps->nq, 1, &rs, &err)) goto done;
+  const run_layout_head head = {(uint32_t)rs.n, 0, (uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
+                                (int64_t)st.st_mtim.tv_sec, (int64_t)st.st_mtim.tv_nsec};
+  layout_put(&w, &head, sizeof head);
+  for (size_t i = 0; i < rs.n && !w.full; i++) {
+    const rs__run *r = &rs.run[i];
+    if (r->csr || !r->doc_addr || (r->has_score && !r->score_addr) || (r->has_latency && !r->latency_addr) ||
+        r->n_rows != ps->nq) {
+      w.full = 1; /* read through libhdf5: the parent opens the file */
+      break;
+    }
+    const run_layout_run fixed = {r->k,
+                                  r->doc_addr,
+                                  r->score_addr,
+                                  r->latency_addr,
+                                  (uint32_t)strlen(r->name),
+                                  (uint32_t)r->n_attrs,
+                                  (uint8_t)r->has_score,
+                                  (uint8_t)r->score_f32,
+                                  (uint8_t)r->has_latency,
+                                  (uint8_t)r->latency_f32};
+    layout_put(&w, &fixed, sizeof fixed);
+    layout_put(&w, r->name, fixed.name_len);
+    for (size_t a = 0; a < r->n_attrs; a++) {
+      const uint32_t kind = (uint32_t)r->attrs[a].kind;
+      layout_put_str(&w, r->attrs[a].key);
+      layout_put(&w, &kind, sizeof kind);
+      layout_put(&w, &r->attrs[a].num, sizeof r->attrs[a].num);
+      layout_put_str(&w, r->attrs[a].text);
+    }
+  }
+  if (!w.full) {
+    const uint64_t written = w.at;
+    memcpy(ps->layout, &written, sizeof written);
+  }
+done:
+  for (size_t i = 0; i < rs.n; i++) free_run(&rs.run[i]);
+  free(rs.run);
+  if (f.fd >= 0) close(f.fd);
+}
+
+typedef struct {
+  const unsigned char *b;
+  size_t end, at;
+  int bad;
+} layout_read;
+
+static void layout_get(layout_read *r, void *p, size_t len)
+{
+  if (r->bad || len > r->end - r->at) {
+    r->bad = 1;
+    memset(p, 0, len);
+    return;
+  }
+  memcpy(p, r->b + r->at, len);
+  r->at += len;
+}
+
+static char *layout_get_str(layout_read *r, uint32_t len)
+{
+  char *s = NULL;
+  if (r->bad || len > r->end - r->at || !(s = malloc((size_t)len + 1))) {
+    r->bad = 1;
+    return NULL;
+  }
+  memcpy(s, r->b + r->at, len);
+  s[len] = '\0';
+  r->at += len;
+  return s;
+}
+
+/* The parent's part: the runs of path from the layout its probe wrote
+ * (found: what the probe found), into out, with the file opened for pread
+ * only.  0 when there is none, or the file is no longer the one the child
+ * looked at: the caller opens the file as before. */
+static int run_layout_take(const char *path, const unsigned char *layout, const probe_found *found, size_t nq,
+                           rs__runset *out)
+{
+  uint64_t written;
+  memcpy(&written, layout, sizeof written);
+  if (written == 0) return 0;
+  layout_read r = {layout, (size_t)written, sizeof written, 0};
+  run_layout_head head;
+  layout_get(&r, &head, sizeof head);
+  struct stat st;
+  rs__h5file *f = rs__calloc(1, sizeof *f);
+  if (!f) return 0;
+  f->fid = H5I_INVALID_HID; /* never opened with libhdf5 here */
+  f->fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (r.bad || f->fd < 0 || fstat(f->fd, &st) != 0 || (uint64_t)st.st_dev != head.dev ||
+      (uint64_t)st.st_ino != head.ino || (uint64_t)st.st_size != head.size ||
+      (int64_t)st.st_mtim.tv_sec != head.mtime_sec || (int64_t)st.st_mtim.tv_nsec != head.mtime_nsec ||
+      !(f->path = strdup(path)) || !(out->run = rs__calloc(head.n_runs ? head.n_runs : 1, sizeof *out->run)))
+    goto fail;
+  f->size = head.size;
+  f->can_map = 1;
+  f->qids_ok = found->qids_ok, f->docs_sorted = found->docs_sorted, f->heap_skipped = found->heap_skipped;
+  f->heap_ids = !opens_with_mpio();
+  out->file = f;
+  out->n = 0;
+  for (uint32_t i = 0; i < head.n_runs && !r.bad; i++) {
+    run_layout_run fixed;
+    layout_get(&r, &fixed, sizeof fixed);
+    rs__run *run = &out->run[out->n++];
+    run->path = f->path, run->file = f;
+    run->name = layout_get_str(&r, fixed.name_len);
+    run->n_rows = nq, run->k = (size_t)fixed.k;
+    run->has_score = fixed.has_score, run->score_f32 = fixed.score_f32;
+    run->has_latency = fixed.has_latency, run->latency_f32 = fixed.latency_f32;
+    run->doc_addr = fixed.doc_addr, run->score_addr = fixed.score_addr, run->latency_addr = fixed.latency_addr;
+    if (r.bad || (fixed.n_attrs && !(run->attrs = rs__calloc(fixed.n_attrs, sizeof *run->attrs)))) {
+      r.bad = 1;
+      break;
+    }
+    for (uint32_t a = 0; a < fixed.n_attrs && !r.bad; a++) {
+      rs__attr *at = &run->attrs[run->n_attrs++];
+      uint32_t len, kind;
+      layout_get(&r, &len, sizeof len);
+      at->key = layout_get_str(&r, len);
+      layout_get(&r, &kind, sizeof kind);
+      at->kind = (rs__attr_kind)kind;
+      layout_get(&r, &at->num, sizeof at->num);
+      layout_get(&r, &len, sizeof len);
+      at->text = layout_get_str(&r, len);
+    }
+  }
+  if (!r.bad && r.at == r.end) return 1;
+  for (size_t i = 0; i < out->n; i++) free_run(&out->run[i]);
+fail:
+  free(out->run);
+  memset(out, 0, sizeof *out);
+  if (f->fd >= 0) close(f->fd);
+  free(f->path);
+  free(f);
+  return 0;
+}
+
 /* What a probe child does to one file: decodes everything, telling the
  * parent what it reached through visit_fd (see probe_poll).  Returns when
  * done, or when libhdf5 does not open the file (the parent's own open then
@@ -1559,6 +1778,7 @@ static void probe_visit_file(const char *path, probe_state *ps, int visit_fd)
       close_id(o);
     }
   }
+  if (ps->layout) run_layout_write(fid, path, ps);
   probe_mark(ps, "the file's closing", NULL);
   H5Fclose(fid);
 }
@@ -1624,18 +1844,6 @@ typedef struct probe_run {
   rs_code rc;                        /* a failure to start (the children started are still waited for) */
   rs_error err;
 } probe_run;
-
-/* 1 when this process opens files through MPI-IO (parallel HDF5 under
- * MPI, even at one rank): HDF5 addresses are then not read with pread, so
- * the ids are read through libhdf5 (after the probe has decoded them). */
-static int opens_with_mpio(void)
-{
-#if defined(RS_WITH_MPI) && defined(H5_HAVE_PARALLEL)
-  return rs__mpi_file_comm() != NULL;
-#else
-  return 0;
-#endif
-}
 
 /* The states of a probe of n_child children, none started yet (links:
  * for the first child only). */
@@ -1935,7 +2143,7 @@ static rs_code check_openable(const char *path, const char *const *numbers, rs_e
 {
   h5_quiet();
   FILE *probe = fopen(path, "rb");
-  if (!probe && errno == EMFILE) { /* each open HDF5 file holds two descriptors */
+  if (!probe && errno == EMFILE) { /* a file stays open for the whole sweep (see run_layout_write) */
     struct rlimit l = {0};
     getrlimit(RLIMIT_NOFILE, &l);
     return rs__fail(err, RS_IO,
@@ -2094,7 +2302,7 @@ static void close_file(rs__h5file *f)
     free(f->pending);
   }
   if (f->fd >= 0) close(f->fd);
-  H5Fclose(f->fid);
+  if (f->fid >= 0) H5Fclose(f->fid);
   free(f->path);
   free(f);
 }
@@ -2145,8 +2353,14 @@ typedef struct {
   size_t n, lanes;
   probe_state *ps; /* [n], shared with the children */
   size_t map_bytes;
+  unsigned char *layouts; /* [n][RUN_LAYOUT_BYTES], shared likewise (see run_layout_write), or NULL */
   probe_lane lane[PROBE_MAX_CHILDREN];
 } probe_lanes;
+
+/* Room for a run file's layout: about 500 runs with a few attributes each
+ * (a file with more is opened by the parent); pages are touched only as
+ * written. */
+enum { RUN_LAYOUT_BYTES = 64 << 10 };
 
 /* The child of a lane: probes its files, telling the parent the end of
  * each ('d'). */
@@ -2251,6 +2465,7 @@ static rs_code lane_verdict(probe_lanes *pl, size_t i, probe_found *found, rs_er
       return probe_verdict(pl->paths[i], ps, 1, &status, stalled ? 0 : -1, RS_OK, found, err);
     ln->solo = 1;
   }
+  if (ps->layout) memset(ps->layout, 0, sizeof(uint64_t)); /* from a child not believed: the parent opens the file */
   probe_run pr;
   probe_start_open(&pr, pl->paths[i], NULL, 0);
   return probe_finish(&pr, found, err);
@@ -2275,23 +2490,30 @@ rs_code rs__runsets_open(char *const *paths, size_t n, size_t nq, rs__runset *ou
   if (ps == MAP_FAILED)
     return rs__fail(err, RS_NOMEM, "%s: cannot map memory to check the file: %s", paths[0], strerror(errno));
   pl.ps = ps;
+  const size_t layout_bytes = rs__mul(n, RUN_LAYOUT_BYTES);
+  unsigned char *layouts = mmap(NULL, layout_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  pl.layouts = layouts == MAP_FAILED ? NULL : layouts; /* without: every file opened by the parent */
   for (size_t i = 0; i < n; i++) { /* as probe_prepare's one child of a file's own probe */
     ps[i].skip = "/docs/text";
     ps[i].path = paths[i];
     ps[i].parts = 1;
     ps[i].defer_strings = 1;
     ps[i].heap_ids = !opens_with_mpio();
+    if (pl.layouts) ps[i].layout = pl.layouts + i * (size_t)RUN_LAYOUT_BYTES, ps[i].layout_cap = RUN_LAYOUT_BYTES;
+    ps[i].nq = nq;
   }
   for (size_t L = 0; L < pl.lanes; L++) lane_start(&pl, L, threads == 1);
   rs_code rc = RS_OK;
   for (size_t i = 0; i < n && !rc; i++) {
     probe_found found = {0};
     rs__h5file *f = NULL;
-    if (!(rc = check_openable(paths[i], NULL, err)) && !(rc = lane_verdict(&pl, i, &found, err)) &&
-        !(rc = open_probed(paths[i], RS_OK, &found, &f, err)) && !(rc = runset_of(f, nq, &out[i], err)))
+    if ((rc = check_openable(paths[i], NULL, err)) || (rc = lane_verdict(&pl, i, &found, err))) break;
+    if ((ps[i].layout && run_layout_take(paths[i], ps[i].layout, &found, nq, &out[i])) ||
+        (!(rc = open_probed(paths[i], RS_OK, &found, &f, err)) && !(rc = runset_of(f, nq, &out[i], err))))
       ++*n_open;
   }
   for (size_t L = 0; L < pl.lanes; L++) lane_stop(&pl.lane[L], rc != RS_OK, NULL);
+  if (pl.layouts) munmap(pl.layouts, layout_bytes);
   munmap(ps, pl.map_bytes);
   return rc;
 }
