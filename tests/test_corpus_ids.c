@@ -407,6 +407,27 @@ Test(corpus_ids, narrow_grades_are_widened_as_libhdf5_does)
 
 enum { LZ4_FILTER = 32004 }; /* the registered id of the LZ4 filter */
 
+/* The rows of the runs below (two queries, four columns). */
+static const int32_t LZ4_DOC[2][4] = {{0, 1, 2, 3}, {4, 2, -1, -1}};
+static const float LZ4_SCORE[2][4] = {{0.9f, 0.8f, 0.5f, 0.1f}, {0.7f, 0.2f, 0.0f, 0.0f}};
+
+/* Into file f: group (its parent existing) holding those rows chunked and
+ * compressed by the LZ4 plugin. */
+static void write_lz4_group(hid_t f, const char *group)
+{
+  hsize_t shape[2] = {2, 4}, chunk[2] = {1, 4};
+  hid_t sp = H5Screate_simple(2, shape, NULL), pl = H5Pcreate(H5P_DATASET_CREATE);
+  hid_t g = H5Gcreate2(f, group, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  cr_assert(f >= 0 && sp >= 0 && pl >= 0 && g >= 0);
+  cr_assert(H5Pset_chunk(pl, 2, chunk) >= 0 && H5Pset_filter(pl, LZ4_FILTER, H5Z_FLAG_MANDATORY, 0, NULL) >= 0);
+  hid_t d = H5Dcreate2(g, "doc", H5T_STD_I32LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+  cr_assert(d >= 0 && H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, LZ4_DOC) >= 0);
+  H5Dclose(d);
+  d = H5Dcreate2(g, "score", H5T_IEEE_F32LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+  cr_assert(d >= 0 && H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, LZ4_SCORE) >= 0);
+  H5Dclose(d), H5Gclose(g), H5Pclose(pl), H5Sclose(sp);
+}
+
 /* Two queries, five docs, and runs "plain" and (with_lz4) "lz4" of the
  * same rows, the second chunked and compressed by the LZ4 plugin. */
 static char *write_corpus_plain_and(int with_lz4)
@@ -417,8 +438,6 @@ static char *write_corpus_plain_and(int with_lz4)
   const char *const qid[] = {"q1", "q2"}, *const did[] = {"d0", "d1", "d2", "d3", "d4"};
   int64_t qoff[] = {0, 2, 3};
   int32_t qdoc[] = {1, 3, 4}, qgrade[] = {2, 1, 1};
-  int32_t doc[2][4] = {{0, 1, 2, 3}, {4, 2, -1, -1}};
-  float score[2][4] = {{0.9f, 0.8f, 0.5f, 0.1f}, {0.7f, 0.2f, 0.0f, 0.0f}};
   cr_assert_eq(rs__h5w_create(path, 1, &wr, &err), RS_OK, "%s", err.msg);
   cr_assert_eq(rs__h5w_strings(wr, "/queries/id", qid, 2, 0, &err), RS_OK, "%s", err.msg);
   cr_assert_eq(rs__h5w_strings(wr, "/docs/id", did, 5, 0, &err), RS_OK, "%s", err.msg);
@@ -427,23 +446,13 @@ static char *write_corpus_plain_and(int with_lz4)
   cr_assert_eq(rs__h5w_array(wr, "/qrels/doc", RS_DT_I32, 1, dims, qdoc, &err), RS_OK, "%s", err.msg);
   cr_assert_eq(rs__h5w_array(wr, "/qrels/grade", RS_DT_I32, 1, dims, qgrade, &err), RS_OK, "%s", err.msg);
   dims[0] = 2, dims[1] = 4;
-  cr_assert_eq(rs__h5w_array(wr, "/runs/plain/doc", RS_DT_I32, 2, dims, doc, &err), RS_OK, "%s", err.msg);
-  cr_assert_eq(rs__h5w_array(wr, "/runs/plain/score", RS_DT_F32, 2, dims, score, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_array(wr, "/runs/plain/doc", RS_DT_I32, 2, dims, LZ4_DOC, &err), RS_OK, "%s", err.msg);
+  cr_assert_eq(rs__h5w_array(wr, "/runs/plain/score", RS_DT_F32, 2, dims, LZ4_SCORE, &err), RS_OK, "%s", err.msg);
   cr_assert_eq(rs__h5w_commit(wr, &err), RS_OK, "%s", err.msg);
   cr_assert(H5Zfilter_avail(LZ4_FILTER) > 0, "the LZ4 filter plugin is not installed (Debian: hdf5-filter-plugin)");
   if (!with_lz4) return path;
   hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-  hsize_t shape[2] = {2, 4}, chunk[2] = {1, 4};
-  hid_t sp = H5Screate_simple(2, shape, NULL), pl = H5Pcreate(H5P_DATASET_CREATE);
-  hid_t g = H5Gcreate2(f, "/runs/lz4", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  cr_assert(f >= 0 && sp >= 0 && pl >= 0 && g >= 0);
-  cr_assert(H5Pset_chunk(pl, 2, chunk) >= 0 && H5Pset_filter(pl, LZ4_FILTER, H5Z_FLAG_MANDATORY, 0, NULL) >= 0);
-  hid_t d = H5Dcreate2(g, "doc", H5T_STD_I32LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
-  cr_assert(d >= 0 && H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, doc) >= 0);
-  H5Dclose(d);
-  d = H5Dcreate2(g, "score", H5T_IEEE_F32LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
-  cr_assert(d >= 0 && H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, score) >= 0);
-  H5Dclose(d), H5Gclose(g), H5Pclose(pl), H5Sclose(sp);
+  write_lz4_group(f, "/runs/lz4");
   cr_assert(H5Fclose(f) >= 0);
   return path;
 }
@@ -465,33 +474,57 @@ static char *rows_of_run(const char *csv, const char *run)
   return out;
 }
 
-Test(corpus_ids, a_run_through_a_filter_plugin, .timeout = 60)
+/* argv of eval of inputs[0..n) (a corpus, then run files) into out, quiet. */
+static void eval_argv(char **argv, char *const *inputs, size_t n, char *out)
 {
-  const char *path = write_lz4_run();
-  char *out = th_join(th_fresh_dir(), "out");
-  char *argv[] = {(char *)th_bin(), "eval", (char *)path, "-o", out, "--quiet", NULL};
-  th_result r = th_run(NULL, argv, NULL, NULL);
+  size_t a = 0;
+  argv[a++] = (char *)th_bin();
+  argv[a++] = "eval";
+  for (size_t i = 0; i < n; i++) argv[a++] = inputs[i];
+  argv[a++] = "-o", argv[a++] = out, argv[a++] = "--quiet", argv[a] = NULL;
+}
+
+/* eval of inputs[0..n) (a corpus, then run files) with env (or NULL):
+ * run lz4's rows of aggregate.csv must be run plain's, which must have an
+ * nDCG@10 row. */
+static void expect_lz4_scored_as_plain(char *const *inputs, size_t n, char **env, const char *lz4)
+{
+  char *out = th_join(th_fresh_dir(), "out"), *argv[8];
+  eval_argv(argv, inputs, n, out);
+  th_result r = th_run(NULL, argv, env, NULL);
   cr_assert_eq(r.status, 0, "%s", r.err ? r.err : "");
   th_free(&r);
   char *csv = th_slurp(th_join(out, "aggregate.csv"), NULL);
   cr_assert_not_null(csv);
-  char *plain = rows_of_run(csv, "plain"), *lz4 = rows_of_run(csv, "lz4");
+  char *plain = rows_of_run(csv, "plain"), *packed = rows_of_run(csv, lz4);
   cr_expect(strstr(plain, ",nDCG@10,"), "no nDCG@10 row for plain:\n%s", csv);
-  cr_expect_str_eq(lz4, plain, "the LZ4 copy scores otherwise:\n%s", csv);
-  free(plain), free(lz4), free(csv);
+  cr_expect_str_eq(packed, plain, "%s scores otherwise (%s):\n%s", lz4, env ? env[0] : "", csv);
+  free(plain), free(packed), free(csv);
+}
 
-  /* the plugin out of reach: named at open, nothing written */
-  char *out2 = th_join(th_fresh_dir(), "out");
-  char *argv2[] = {(char *)th_bin(), "eval", (char *)path, "-o", out2, "--quiet", NULL};
-  char *no_plugins[] = {"HDF5_PLUGIN_PATH=/nonexistent", NULL};
-  r = th_run(NULL, argv2, no_plugins, NULL);
+/* The same eval with the plugin out of reach: exit 2 with message in
+ * stderr, nothing written. */
+static void expect_filter_named(char *const *inputs, size_t n, const char *env_extra, const char *message)
+{
+  char *out = th_join(th_fresh_dir(), "out"), *argv[8];
+  eval_argv(argv, inputs, n, out);
+  char *no_plugins[] = {"HDF5_PLUGIN_PATH=/nonexistent", (char *)env_extra, NULL};
+  th_result r = th_run(NULL, argv, no_plugins, NULL);
   cr_expect_eq(r.status, 2);
-  cr_expect(r.err && strstr(r.err, "lz4.h5:/runs/lz4/doc: compressed with HDF5 filter 32004 (\"HDF5 lz4 filter\"), "
-                                   "which this libhdf5 cannot apply") && strstr(r.err, "HDF5_PLUGIN_PATH"),
-            "stderr: %s", r.err ? r.err : "");
+  cr_expect(r.err && strstr(r.err, message) && strstr(r.err, "HDF5_PLUGIN_PATH"), "stderr (%s): %s",
+            env_extra ? env_extra : "", r.err ? r.err : "");
   struct stat st;
-  cr_expect_neq(stat(out2, &st), 0, "%s was written", out2);
+  cr_expect_neq(stat(out, &st), 0, "%s was written", out);
   th_free(&r);
+}
+
+Test(corpus_ids, a_run_through_a_filter_plugin, .timeout = 60)
+{
+  char *path = write_lz4_run();
+  expect_lz4_scored_as_plain(&path, 1, NULL, "lz4");
+  expect_filter_named(&path, 1, NULL,
+                      "lz4.h5:/runs/lz4/doc: compressed with HDF5 filter 32004 (\"HDF5 lz4 filter\"), "
+                      "which this libhdf5 cannot apply");
 }
 
 /* A run file whose runs are read through libhdf5 (the LZ4 copy, chunked
@@ -500,47 +533,20 @@ Test(corpus_ids, a_run_through_a_filter_plugin, .timeout = 60)
  * with the plugin out of reach, the dataset named at open. */
 Test(corpus_ids, a_run_file_through_a_filter_plugin, .timeout = 60)
 {
-  const char *corpus = write_corpus_plain_and(0);
-  char *runs = th_join(th_fresh_dir(), "runs.h5");
-  int32_t doc[2][4] = {{0, 1, 2, 3}, {4, 2, -1, -1}};
-  float score[2][4] = {{0.9f, 0.8f, 0.5f, 0.1f}, {0.7f, 0.2f, 0.0f, 0.0f}};
+  char *corpus = write_corpus_plain_and(0), *runs = th_join(th_fresh_dir(), "runs.h5");
   hid_t f = H5Fcreate(runs, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  hsize_t shape[2] = {2, 4}, chunk[2] = {1, 4};
-  hid_t sp = H5Screate_simple(2, shape, NULL), pl = H5Pcreate(H5P_DATASET_CREATE);
   hid_t top = H5Gcreate2(f, "/runs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  hid_t g = H5Gcreate2(f, "/runs/lz4_file", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  cr_assert(f >= 0 && sp >= 0 && pl >= 0 && top >= 0 && g >= 0);
-  cr_assert(H5Pset_chunk(pl, 2, chunk) >= 0 && H5Pset_filter(pl, LZ4_FILTER, H5Z_FLAG_MANDATORY, 0, NULL) >= 0);
-  hid_t d = H5Dcreate2(g, "doc", H5T_STD_I32LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
-  cr_assert(d >= 0 && H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, doc) >= 0);
-  H5Dclose(d);
-  d = H5Dcreate2(g, "score", H5T_IEEE_F32LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
-  cr_assert(d >= 0 && H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, score) >= 0);
-  H5Dclose(d), H5Gclose(g), H5Gclose(top), H5Pclose(pl), H5Sclose(sp);
+  cr_assert(f >= 0 && top >= 0);
+  write_lz4_group(f, "/runs/lz4_file");
+  H5Gclose(top);
   cr_assert(H5Fclose(f) >= 0);
 
+  char *inputs[] = {corpus, runs};
   for (int threads = 1; threads <= 2; threads++) {
-    char *out = th_join(th_fresh_dir(), "out"), env_threads[32];
+    char env_threads[32];
     snprintf(env_threads, sizeof env_threads, "OMP_NUM_THREADS=%d", threads);
     char *env[] = {env_threads, NULL};
-    char *argv[] = {(char *)th_bin(), "eval", (char *)corpus, runs, "-o", out, "--quiet", NULL};
-    th_result r = th_run(NULL, argv, env, NULL);
-    cr_assert_eq(r.status, 0, "%s", r.err ? r.err : "");
-    th_free(&r);
-    char *csv = th_slurp(th_join(out, "aggregate.csv"), NULL);
-    cr_assert_not_null(csv);
-    char *plain = rows_of_run(csv, "plain"), *lz4 = rows_of_run(csv, "lz4_file");
-    cr_expect(strstr(plain, ",nDCG@10,"), "no nDCG@10 row for plain:\n%s", csv);
-    cr_expect_str_eq(lz4, plain, "the run file's LZ4 copy scores otherwise at %d threads:\n%s", threads, csv);
-    free(plain), free(lz4), free(csv);
-
-    char *out2 = th_join(th_fresh_dir(), "out");
-    char *argv2[] = {(char *)th_bin(), "eval", (char *)corpus, runs, "-o", out2, "--quiet", NULL};
-    char *no_plugins[] = {"HDF5_PLUGIN_PATH=/nonexistent", env_threads, NULL};
-    r = th_run(NULL, argv2, no_plugins, NULL);
-    cr_expect_eq(r.status, 2);
-    cr_expect(r.err && strstr(r.err, "runs.h5:/runs/lz4_file/doc: compressed with HDF5 filter 32004"),
-              "stderr at %d threads: %s", threads, r.err ? r.err : "");
-    th_free(&r);
+    expect_lz4_scored_as_plain(inputs, 2, env, "lz4_file");
+    expect_filter_named(inputs, 2, env_threads, "runs.h5:/runs/lz4_file/doc: compressed with HDF5 filter 32004");
   }
 }
