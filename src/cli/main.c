@@ -100,12 +100,16 @@ static int run(int argc, char **argv)
 /* Open files up to the hard limit: a sweep keeps each run file open (one
  * descriptor, two when libhdf5 reads it too), and the usual soft limit of
  * 1024 had stopped one of about 510 run files.  Nothing here uses
- * select(). */
+ * select(); the raise stops at 2^20 (a hard limit may be "unlimited", and
+ * code that walks every possible descriptor would then walk billions). */
 static void allow_open_files_to_the_hard_limit(void)
 {
+  enum { MOST_OPEN_FILES = 1 << 20 };
   struct rlimit l;
-  if (getrlimit(RLIMIT_NOFILE, &l) == 0 && l.rlim_cur < l.rlim_max) {
-    l.rlim_cur = l.rlim_max;
+  if (getrlimit(RLIMIT_NOFILE, &l) != 0) return;
+  const rlim_t want = l.rlim_max < (rlim_t)MOST_OPEN_FILES ? l.rlim_max : (rlim_t)MOST_OPEN_FILES;
+  if (l.rlim_cur < want) {
+    l.rlim_cur = want;
     setrlimit(RLIMIT_NOFILE, &l);
   }
 }
