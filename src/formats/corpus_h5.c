@@ -1537,6 +1537,23 @@ static int opens_with_mpio(void)
 #endif
 }
 
+/* 1 when now is the file a was: the same device and inode, size and mtime. */
+static int same_file_unchanged(const struct stat *a, const struct stat *now)
+{
+  return a->st_dev == now->st_dev && a->st_ino == now->st_ino && a->st_size == now->st_size &&
+         a->st_mtim.tv_sec == now->st_mtim.tv_sec && a->st_mtim.tv_nsec == now->st_mtim.tv_nsec;
+}
+
+/* What the probe of f found, into f (see probe_found); heap_ids as
+ * probe_state_set tells the children. */
+static void file_takes_found(rs__h5file *f, const probe_found *found)
+{
+  f->qids_ok = found->qids_ok;
+  f->docs_sorted = found->docs_sorted && rs__mpi_size() <= 1; /* ranks read /docs/id together, at open */
+  f->heap_skipped = found->heap_skipped;
+  f->heap_ids = !opens_with_mpio();
+}
+
 /* --- a run file's runs, as its probe found them ---------------------------
  *
  * A run file's datasets are read with pread when they lie in the file as
@@ -1553,10 +1570,8 @@ static int opens_with_mpio(void)
  * identity (device, inode, size, mtime) is written too: a file replaced
  * between the child's look and the parent's open is opened as before. */
 typedef struct {
+  struct stat st; /* the file's, as the child opened it (parent and child are one program) */
   uint32_t n_runs;
-  uint32_t pad;
-  uint64_t dev, ino, size;
-  int64_t mtime_sec, mtime_nsec;
 } run_layout_head;
 
 typedef struct { /* a run's fixed part; its name and attributes follow */
@@ -1602,8 +1617,7 @@ static void run_layout_write(hid_t fid, const char *path, probe_state *ps)
   f.size = (uint64_t)st.st_size;
   f.can_map = can_copy(fid);
   if (open_runs(&f, ps->nq, 1, &rs, &err)) goto done;
-  const run_layout_head head = {(uint32_t)rs.n, 0, (uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
-                                (int64_t)st.st_mtim.tv_sec, (int64_t)st.st_mtim.tv_nsec};
+  const run_layout_head head = {st, (uint32_t)rs.n};
   layout_put(&w, &head, sizeof head);
   for (size_t i = 0; i < rs.n && !w.full; i++) {
     const rs__run *r = &rs.run[i];
@@ -1690,15 +1704,12 @@ static int run_layout_take(const char *path, const unsigned char *layout, const 
   if (!f) return 0;
   f->fid = H5I_INVALID_HID; /* never opened with libhdf5 here */
   f->fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (r.bad || f->fd < 0 || fstat(f->fd, &st) != 0 || (uint64_t)st.st_dev != head.dev ||
-      (uint64_t)st.st_ino != head.ino || (uint64_t)st.st_size != head.size ||
-      (int64_t)st.st_mtim.tv_sec != head.mtime_sec || (int64_t)st.st_mtim.tv_nsec != head.mtime_nsec ||
+  if (r.bad || f->fd < 0 || fstat(f->fd, &st) != 0 || !same_file_unchanged(&head.st, &st) ||
       !(f->path = strdup(path)) || !(out->run = rs__calloc(head.n_runs ? head.n_runs : 1, sizeof *out->run)))
     goto fail;
-  f->size = head.size;
+  f->size = (uint64_t)st.st_size;
   f->can_map = 1;
-  f->qids_ok = found->qids_ok, f->docs_sorted = found->docs_sorted, f->heap_skipped = found->heap_skipped;
-  f->heap_ids = !opens_with_mpio();
+  file_takes_found(f, found);
   out->file = f;
   out->n = 0;
   for (uint32_t i = 0; i < head.n_runs && !r.bad; i++) {
@@ -1845,6 +1856,23 @@ typedef struct probe_run {
   rs_error err;
 } probe_run;
 
+/* What a child is asked to decode of path (see probe_state), the part of
+ * parts it takes; heap_ids as file_takes_found sets it for the parent. */
+static void probe_state_set(probe_state *ps, const char *path, const char *only, const char *skip,
+                            const char *const *numbers, const char *const *links, unsigned part, unsigned parts,
+                            int defer_strings)
+{
+  ps->only = only;
+  ps->skip = skip;
+  ps->numbers = numbers;
+  ps->links = links;
+  ps->path = path;
+  ps->part = part;
+  ps->parts = parts;
+  ps->defer_strings = defer_strings;
+  ps->heap_ids = !opens_with_mpio();
+}
+
 /* The states of a probe of n_child children, none started yet (links:
  * for the first child only). */
 static void probe_prepare(probe_run *pr, const char *path, const char *only, const char *skip,
@@ -1863,17 +1891,10 @@ static void probe_prepare(probe_run *pr, const char *path, const char *only, con
   }
   pr->ps = ps;
   memset(ps, 0, pr->map_bytes);
-  for (unsigned i = 0; i < n_child; i++) {
-    ps[i].only = only;
-    ps[i].skip = skip;
-    ps[i].numbers = numbers;
-    ps[i].links = i == 0 ? links : NULL;
-    ps[i].path = path;
-    ps[i].part = n_child > 1 ? i : split ? (unsigned)rs__mpi_rank() : 0;
-    ps[i].parts = n_child > 1 ? n_child : split ? (unsigned)rs__mpi_size() : 1;
-    ps[i].defer_strings = defer_strings;
-    ps[i].heap_ids = !opens_with_mpio(); /* as open_probed sets f->heap_ids */
-  }
+  for (unsigned i = 0; i < n_child; i++)
+    probe_state_set(&ps[i], path, only, skip, numbers, i == 0 ? links : NULL,
+                    n_child > 1 ? i : split ? (unsigned)rs__mpi_rank() : 0,
+                    n_child > 1 ? n_child : split ? (unsigned)rs__mpi_size() : 1, defer_strings);
 }
 
 /* Starts the children of a prepared probe up to `upto`. */
@@ -2091,13 +2112,6 @@ static struct {
   struct stat st; /* its file's, at the look-up */
 } kept_probe;
 
-/* 1 when now is the file a was: the same device and inode, size and mtime. */
-static int same_file_unchanged(const struct stat *a, const struct stat *now)
-{
-  return a->st_dev == now->st_dev && a->st_ino == now->st_ino && a->st_size == now->st_size &&
-         a->st_mtim.tv_sec == now->st_mtim.tv_sec && a->st_mtim.tv_nsec == now->st_mtim.tv_nsec;
-}
-
 static void kept_probe_drop(void)
 {
   if (!kept_probe.pr) return;
@@ -2204,12 +2218,7 @@ static rs_code open_probed(const char *path, rs_code rc, const probe_found *foun
     f->size = (uint64_t)st.st_size;
     f->can_map = can_copy(f->fid); /* not under MPI-IO: rows are then read by HDF5 as hyperslabs */
   }
-  if (found) {
-    f->qids_ok = found->qids_ok;
-    f->docs_sorted = found->docs_sorted && rs__mpi_size() <= 1; /* ranks read /docs/id together, at open */
-    f->heap_skipped = found->heap_skipped;
-  }
-  f->heap_ids = !opens_with_mpio(); /* as probe_start tells the children */
+  file_takes_found(f, found ? found : &(probe_found){0});
   *out = f;
   return RS_OK;
 }
@@ -2288,7 +2297,7 @@ static rs_code file_settle(rs__h5file *f, rs_error *err)
     f->probe_rc = probe_finish(f->pending, &found, &f->probe_err);
     free(f->pending);
     f->pending = NULL;
-    f->qids_ok = found.qids_ok, f->docs_sorted = found.docs_sorted, f->heap_skipped = found.heap_skipped;
+    file_takes_found(f, &found);
   }
   if (f->probe_rc && err) *err = f->probe_err;
   return f->probe_rc;
@@ -2493,12 +2502,8 @@ rs_code rs__runsets_open(char *const *paths, size_t n, size_t nq, rs__runset *ou
   const size_t layout_bytes = rs__mul(n, RUN_LAYOUT_BYTES);
   unsigned char *layouts = mmap(NULL, layout_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   pl.layouts = layouts == MAP_FAILED ? NULL : layouts; /* without: every file opened by the parent */
-  for (size_t i = 0; i < n; i++) { /* as probe_prepare's one child of a file's own probe */
-    ps[i].skip = "/docs/text";
-    ps[i].path = paths[i];
-    ps[i].parts = 1;
-    ps[i].defer_strings = 1;
-    ps[i].heap_ids = !opens_with_mpio();
+  for (size_t i = 0; i < n; i++) { /* as probe_start_open's one child for a file's own probe */
+    probe_state_set(&ps[i], paths[i], NULL, "/docs/text", NULL, NULL, 0, 1, 1);
     if (pl.layouts) ps[i].layout = pl.layouts + i * (size_t)RUN_LAYOUT_BYTES, ps[i].layout_cap = RUN_LAYOUT_BYTES;
     ps[i].nq = nq;
   }
