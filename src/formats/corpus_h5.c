@@ -1948,6 +1948,17 @@ static void probe_start(probe_run *pr, const char *path, const char *only, const
  * links or exited), or one makes no progress for PROBE_STALL_SECONDS
  * (pr->stalled). */
 enum { UNTIL_EXITED, UNTIL_VISITED, UNTIL_LINKS };
+/* A poll of 250 ms that saw nothing from a child: 1 when its progress
+ * (ps->progress) has not moved for longer than PROBE_STALL_SECONDS (it
+ * hangs); *seen and *quiet_ms carry the count between polls. */
+static int probe_quiet_too_long(const probe_state *ps, uint64_t *seen, int *quiet_ms)
+{
+  const uint64_t now = ps->progress;
+  *quiet_ms = now == *seen ? *quiet_ms + 250 : 0;
+  *seen = now;
+  return *quiet_ms > (int)(PROBE_STALL_SECONDS * 1000);
+}
+
 static void probe_poll(probe_run *pr, int until)
 {
   for (;;) {
@@ -1970,13 +1981,8 @@ static void probe_poll(probe_run *pr, int until)
       else if (got == 0 || (errno != EINTR && errno != EAGAIN)) pr->running[map[k]] = 0; /* EOF: the child is gone */
     }
     if (ready != 0) continue;
-    for (unsigned i = 0; i < pr->started; i++) {
-      if (!pr->running[i]) continue;
-      const uint64_t now = pr->ps[i].progress;
-      pr->quiet_ms[i] = now == pr->seen[i] ? pr->quiet_ms[i] + 250 : 0;
-      pr->seen[i] = now;
-      if (pr->quiet_ms[i] > (int)(PROBE_STALL_SECONDS * 1000)) pr->stalled = (int)i;
-    }
+    for (unsigned i = 0; i < pr->started; i++)
+      if (pr->running[i] && probe_quiet_too_long(&pr->ps[i], &pr->seen[i], &pr->quiet_ms[i])) pr->stalled = (int)i;
   }
 }
 
@@ -2458,10 +2464,7 @@ static rs_code lane_verdict(probe_lanes *pl, size_t i, probe_found *found, rs_er
       else if (got == 0) gone = 1; /* EOF: the child ended */
       else lost = errno != EINTR && errno != EAGAIN;
     } else if (ready == 0) {
-      const uint64_t now = ps->progress;
-      quiet_ms = now == seen ? quiet_ms + 250 : 0;
-      seen = now;
-      stalled = quiet_ms > (int)(PROBE_STALL_SECONDS * 1000);
+      stalled = probe_quiet_too_long(ps, &seen, &quiet_ms);
     } else {
       lost = errno != EINTR;
     }
