@@ -1,4 +1,4 @@
-/* sched.c: the only `#pragma omp parallel` of the library. */
+/* sched.c: the only file of the library with a `#pragma omp parallel`. */
 #if defined(__linux__)
 #define _GNU_SOURCE /* sched_getaffinity, pthread_setaffinity_np */
 #else
@@ -192,6 +192,69 @@ static void run_team(size_t n, int threads, size_t chunk, rs__item_fn fn, void *
   place_leave(&place);
 }
 #endif
+
+#ifdef _OPENMP
+/* Thread tid's part of rs__parallel_for_shares: the chunks of its own
+ * shares, then what is left of every share.  next[s]: chunks of share s
+ * claimed so far. */
+static void claim_shares(size_t n_shares, const size_t *cut, int threads, size_t chunk, rs__item_fn fn, void *ctx,
+                         size_t *next, int tid, rs__thread_busy *busy)
+{
+  double busy_s = 0.0;
+  unsigned long long busy_items = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    const size_t first = pass == 0 ? (size_t)tid : 0, step = pass == 0 ? (size_t)threads : 1;
+    for (size_t s = first; s < n_shares; s += step) {
+      const size_t a0 = cut[s], b0 = cut[s + 1];
+      for (;;) {
+        const size_t c = __atomic_fetch_add(&next[s], 1, __ATOMIC_RELAXED);
+        if (c >= (b0 - a0 + chunk - 1) / chunk) break;
+        const size_t a = a0 + c * chunk, b = a + chunk < b0 ? a + chunk : b0;
+        const double t0 = busy ? rs__seconds() : 0.0;
+        for (size_t i = a; i < b; i++) fn(ctx, i, tid);
+        if (busy) busy_s += rs__seconds() - t0, busy_items += b - a;
+      }
+    }
+  }
+  if (busy) busy[tid].seconds += busy_s, busy[tid].items += busy_items;
+}
+#endif
+
+void rs__parallel_for_shares(size_t n_shares, const size_t *cut, int threads, size_t chunk, rs__item_fn fn,
+                             void *ctx, void (*own)(void *, int, int), void (*side)(void *), void *side_ctx,
+                             rs__thread_busy *busy)
+{
+  if (chunk == 0) chunk = 1;
+  if (n_shares > RS__SHARES_MAX) n_shares = RS__SHARES_MAX; /* (callers keep within it) */
+#ifdef _OPENMP
+  if (threads > 1) {
+    size_t next[RS__SHARES_MAX] = {0};
+    placement place;
+    place_enter(&place, threads);
+    start_pool(&place, threads);
+#pragma omp parallel num_threads(threads) default(none) \
+    shared(n_shares, cut, threads, chunk, fn, ctx, own, side, side_ctx, busy, next, place)
+    {
+      const int tid = omp_get_thread_num();
+      place_thread(&place, tid);
+      const int team = omp_get_num_threads();
+      own(side_ctx, tid, team);
+#pragma omp single nowait
+      side(side_ctx);
+      claim_shares(n_shares, cut, team, chunk, fn, ctx, next, tid, busy);
+    }
+    place_leave(&place);
+    return;
+  }
+#endif
+  (void)threads;
+  own(side_ctx, 0, 1);
+  side(side_ctx);
+  const size_t n = n_shares ? cut[n_shares] : 0, a = n_shares ? cut[0] : 0;
+  const double t0 = busy ? rs__seconds() : 0.0;
+  for (size_t i = a; i < n; i++) fn(ctx, i, 0);
+  if (busy) busy[0].seconds += rs__seconds() - t0, busy[0].items += n - a;
+}
 
 void rs__parallel_for(size_t n, int threads, size_t chunk, rs__item_fn fn, void *ctx)
 {

@@ -42,4 +42,19 @@ typedef struct rs__thread_busy {
 void rs__parallel_for_beside(size_t n, int threads, size_t chunk, rs__item_fn fn, void *ctx, void (*side)(void *),
                              void *side_ctx, rs__thread_busy *busy);
 
+/* Shares of the items of rs__parallel_for_shares: at most this many. */
+enum { RS__SHARES_MAX = 64 };
+
+/* As rs__parallel_for_beside, for items whose inputs each thread reads
+ * itself: every thread first runs own(side_ctx, tid, team), team being
+ * the threads the runtime gave (at most `threads`), then one of them
+ * (the first done) runs side(side_ctx); the items come in n_shares
+ * shares, share s being [cut[s], cut[s + 1]), and thread t claims the
+ * chunks of the shares s = t, t + threads, ... first and then of any share
+ * (rows read on one CPU and scored on another cost a third more).  As
+ * everywhere here, who runs an item does not change what it writes. */
+void rs__parallel_for_shares(size_t n_shares, const size_t *cut, int threads, size_t chunk, rs__item_fn fn,
+                             void *ctx, void (*own)(void *, int, int), void (*side)(void *), void *side_ctx,
+                             rs__thread_busy *busy);
+
 #endif

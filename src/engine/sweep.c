@@ -29,7 +29,7 @@ enum {
    * with two blocks of 1310 rows until a block was rounded up to fill one
    * (1M at two threads, 8 rounds alternated: median 0.310 -> 0.294 s). */
   DEFAULT_BATCH_DOCS = (1 << 18) - 1024,
-  MAX_SEGMENTS = 64,            /* blocks (of different runs) per batch */
+  MAX_SEGMENTS = RS__SHARES_MAX, /* blocks (of different runs) per batch: a share each when reads are shared */
   /* Rows a thread claims at a time: their status bytes fill one cache line
    * (and their values lines of their own: rs__malloc_lines), so no two
    * threads write one line.  At 32, two chunks shared each status line.
@@ -103,6 +103,16 @@ typedef struct {
   char pad[128]; /* keeps a thread's gen and pointers off its neighbour's cache lines */
 } thread_state;
 
+/* A thread's share of a batch's reading (read_own): its time, and its
+ * first failure (the segment, its code and message).  Apart from
+ * thread_state, whose layout the scoring is timed with. */
+typedef struct {
+  double seconds;
+  size_t fail_seg;
+  rs_code rc;
+  rs_error err;
+} read_share;
+
 typedef struct {
   const rs__sweep_cfg *cfg;
   const rs__corpus *c;
@@ -145,6 +155,13 @@ typedef struct {
   size_t lat_rows;
   uint64_t lat_bucket[RS__LATENCY_N_BOUNDS + 1];
   double read_s; /* time spent in read_next */
+  /* Each thread reads its own segments of a batch (read_own) and scores
+   * them first: every run's rows are read with pread alone, on more than
+   * one thread.  A batch then holds a segment a thread or more, of
+   * block_docs docs each. */
+  int reads_shared;
+  size_t block_docs;
+  read_share *rd; /* [threads], with reads_shared */
 } engine;
 
 /* The rows [first_row, end_row) of run r the sweep evaluates. */
@@ -972,11 +989,11 @@ static rs_code grow_batch(batch *b, size_t rows, size_t row_values, rs_error *er
  * rounded up, so that one block fills a batch (rounded down, 1310 rows
  * of 100 docs fell 72 short of 2^17, and every batch read a second block
  * of 1310 rows into buffers of its own). */
-static size_t rows_per_block(const engine *e, const rs__run *r)
+static size_t rows_per_block(const rs__run *r, size_t block_docs)
 {
   double per_row = r->csr ? (r->n_rows ? (double)r->n_docs / (double)r->n_rows : 1.0) : (double)r->k;
   if (per_row < 1.0) per_row = 1.0;
-  size_t rows = (size_t)ceil((double)e->batch_docs / per_row);
+  size_t rows = (size_t)ceil((double)block_docs / per_row);
   return rows < 16 ? 16 : rows;
 }
 
@@ -1053,7 +1070,9 @@ static void read_latencies(engine *e, batch *b, size_t budget)
   }
 }
 
-/* Reads the next batch at the cursor into b (n_seg 0: nothing left). */
+/* Reads the next batch at the cursor into b (n_seg 0: nothing left); with
+ * shared reading, only lays out its segments (each a run's rows q0, n in
+ * its block), which read_own then reads. */
 static void read_batch(engine *e, batch *b)
 {
   b->n_seg = b->n_rows = b->max_len = 0;
@@ -1063,7 +1082,12 @@ static void read_batch(engine *e, batch *b)
     const rs__run *r = rows_of(e->runs[e->rd_run]);
     /* latencies: noted here, read by read_next after the batch (see read_latencies) */
     if (e->rd_q == first_row(e, e->rd_run) && e->lat_seen <= e->rd_run) e->lat_seen = e->rd_run + 1;
-    size_t want = rows_per_block(e, r), left = end_row(e, e->rd_run) - e->rd_q;
+    size_t want = rows_per_block(r, e->batch_docs), left = end_row(e, e->rd_run) - e->rd_q;
+    /* Shared reading: a block a thread, in whole chunks (a segment's first
+     * row then starts a status line, see CHUNK_ROWS); not for the runs
+     * below, whose blocks must not depend on the thread count. */
+    if (e->reads_shared && e->group[e->rd_run] == 1)
+      want = (rows_per_block(r, e->block_docs) + CHUNK_ROWS - 1) / CHUNK_ROWS * CHUNK_ROWS;
     /* Runs cut from the same rows hand their values over block by block
      * (combine): blocks that divide a shard unit (a power of two up to
      * RS__SHARD_UNIT_ROWS, from a unit's first row) give that order at any
@@ -1076,17 +1100,23 @@ static void read_batch(engine *e, batch *b)
     size_t n = want < left ? want : left;
     segment *sg = &b->seg[b->n_seg];
     if (n > 0) {
-      if ((b->rc = rs__run_read(r, e->rd_q, n, &sg->blk, &b->err))) return;
+      if (e->reads_shared) {
+        sg->blk.q0 = e->rd_q, sg->blk.n = n;
+        if (r->k > b->max_len) b->max_len = r->k; /* pread-only runs are dense: k docs a row */
+        docs += n * r->k;
+      } else {
+        if ((b->rc = rs__run_read(r, e->rd_q, n, &sg->blk, &b->err))) return;
+        for (size_t i = 0; i < n; i++) {
+          size_t len = (size_t)(sg->blk.off[i + 1] - sg->blk.off[i]);
+          if (len > b->max_len) b->max_len = len;
+        }
+        docs += (size_t)sg->blk.off[n];
+      }
       if ((b->rc = grow_batch(b, b->n_rows + n, e->row_values, &b->err))) return;
       sg->run = e->rd_run;
       sg->row0 = b->n_rows;
-      for (size_t i = 0; i < n; i++) {
-        size_t len = (size_t)(sg->blk.off[i + 1] - sg->blk.off[i]);
-        if (len > b->max_len) b->max_len = len;
-      }
       b->n_rows += n;
       b->n_seg++;
-      docs += (size_t)sg->blk.off[n];
       e->rd_q += n;
     }
     if (e->rd_q == end_row(e, e->rd_run) && (e->rd_run += e->group[e->rd_run]) < e->n_runs)
@@ -1102,6 +1132,37 @@ static void read_next(engine *e)
    * up with the reading, each slot's share small beside a batch's scoring */
   if (!e->next->rc) read_latencies(e, e->next, e->next->n_rows > LATENCY_STEP ? e->next->n_rows : LATENCY_STEP);
   if (e->cfg->timing) e->read_s += rs__seconds() - t0;
+}
+
+/* Thread tid's share of the shared reading of batch next (laid out by
+ * read_batch): its segments tid, tid + team, ..., into their blocks, in
+ * order up to the first that fails. */
+static void read_own(engine *e, int tid, int team)
+{
+  read_share *t = &e->rd[tid];
+  batch *b = e->next;
+  const double t0 = e->cfg->timing ? rs__seconds() : 0.0;
+  for (size_t s = (size_t)tid; s < b->n_seg; s += (size_t)team) {
+    segment *sg = &b->seg[s];
+    const size_t q0 = sg->blk.q0, n = sg->blk.n;
+    if ((t->rc = rs__run_read(rows_of(e->runs[sg->run]), q0, n, &sg->blk, &t->err))) {
+      t->fail_seg = s;
+      break;
+    }
+  }
+  if (e->cfg->timing) t->seconds += rs__seconds() - t0;
+}
+
+/* After a shared reading: the failure of the earliest segment (as the
+ * reading in order would have met it) becomes the batch's, before any of
+ * its latencies'. */
+static void read_own_verdict(engine *e)
+{
+  batch *b = e->next;
+  const read_share *first = NULL;
+  for (int k = 0; k < e->threads; k++)
+    if (e->rd[k].rc && (!first || e->rd[k].fail_seg < first->fail_seg)) first = &e->rd[k];
+  if (first) b->rc = first->rc, b->err = first->err;
 }
 
 static void free_batch(batch *b)
@@ -1193,6 +1254,32 @@ static void side_work(void *vctx)
   engine *e = vctx;
   if (e->prev) finish_batch(e, e->prev);
   read_next(e);
+}
+
+/* Shared reading (reads_shared): each thread's own part, then the side
+ * thread's, beside the scoring of cur: the batch before it into the sums,
+ * then the latencies of the runs the next one reached. */
+static void own_work(void *vctx, int tid, int team) { read_own(vctx, tid, team); }
+
+static void side_work_shared(void *vctx)
+{
+  engine *e = vctx;
+  if (e->prev) finish_batch(e, e->prev);
+  const double t0 = e->cfg->timing ? rs__seconds() : 0.0;
+  if (!e->next->rc) read_latencies(e, e->next, e->next->n_rows > LATENCY_STEP ? e->next->n_rows : LATENCY_STEP);
+  if (e->cfg->timing) e->read_s += rs__seconds() - t0;
+}
+
+/* Reads the batch next, laid out at the cursor, on this thread alone (the
+ * first batch, before any scoring). */
+static void read_next_here(engine *e)
+{
+  read_batch(e, e->next);
+  if (e->reads_shared && !e->next->rc) {
+    for (int k = 0; k < e->threads; k++) e->rd[k].rc = RS_OK;
+    read_own(e, 0, 1);
+    read_own_verdict(e);
+  }
 }
 
 /* --- results from per-query values (shared with the merge of shares) ------------ */
@@ -1357,9 +1444,16 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
   if (rc) goto done;
 
   for (size_t r = 0; r < n_runs; r += e.group[r]) e.rows_total += end_row(&e, r) - first_row(&e, r);
+  e.reads_shared = e.threads > 1;
+  for (size_t r = 0; r < n_runs; r++) e.reads_shared &= rs__run_read_is_pread_only(rows_of(runs[r]));
+  e.block_docs = e.reads_shared ? e.batch_docs / (size_t)e.threads : e.batch_docs;
+  if (e.reads_shared && !(e.rd = rs__calloc_lines((size_t)e.threads, sizeof *e.rd))) {
+    rc = rs__fail(err, RS_NOMEM, "out of memory");
+    goto done;
+  }
   if (n_runs) e.rd_q = first_row(&e, 0);
   e.next = &e.b[0];
-  read_batch(&e, e.next); /* its runs' latencies: beside the scoring of this batch (read_next) */
+  read_next_here(&e); /* its runs' latencies: beside the scoring of this batch (read_next) */
   if (tm) e.read_s += rs__seconds() - t0;
   for (size_t k = 0;; k++) {
     e.prev = e.cur; /* scored, not yet in the sums */
@@ -1383,7 +1477,21 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
     for (int i = 0; i < e.threads && !rc; i++) rc = ensure_thread(&e, &e.ts[i], e.cur->max_len, err);
     if (rc) goto done;
     if (tm) t0 = rs__seconds();
-    rs__parallel_for_beside(e.cur->n_rows, e.threads, CHUNK_ROWS, e.score, &e, side_work, &e, e.busy);
+    if (e.reads_shared) {
+      /* the next batch laid out here, read by every thread beside the scoring */
+      const double tr = tm ? rs__seconds() : 0.0;
+      for (int i = 0; i < e.threads; i++) e.rd[i].rc = RS_OK;
+      read_batch(&e, e.next);
+      if (tm) e.read_s += rs__seconds() - tr;
+      size_t cut[MAX_SEGMENTS + 1];
+      for (size_t s = 0; s < e.cur->n_seg; s++) cut[s] = e.cur->seg[s].row0;
+      cut[e.cur->n_seg] = e.cur->n_rows;
+      rs__parallel_for_shares(e.cur->n_seg, cut, e.threads, CHUNK_ROWS, e.score, &e, own_work, side_work_shared, &e,
+                              e.busy);
+      read_own_verdict(&e);
+    } else {
+      rs__parallel_for_beside(e.cur->n_rows, e.threads, CHUNK_ROWS, e.score, &e, side_work, &e, e.busy);
+    }
     if (tm) tm->score += rs__seconds() - t0;
     if ((rc = e.done_rc)) {
       *err = e.done_err;
@@ -1395,11 +1503,13 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
     if (end_row(&e, r) == first_row(&e, r)) rc = rs__result_acc_finish(&e.acc, r, err);
 done:
   if (tm) tm->read = e.read_s, tm->combine = e.combine_s, tm->batches = e.n_batches;
+  for (int k = 0; tm && e.rd && k < e.threads; k++) tm->read += e.rd[k].seconds;
   if (tm && e.busy) {
     tm->n_threads = e.threads < RS__TIMING_THREADS ? e.threads : RS__TIMING_THREADS;
     for (int k = 0; k < tm->n_threads; k++) tm->thread_s[k] = e.busy[k].seconds, tm->thread_rows[k] = e.busy[k].items;
   }
   free(e.busy);
+  free(e.rd);
   for (int k = 0; e.ts && k < e.threads; k++) free_thread(&e.ts[k]);
   free(e.ts);
   for (size_t k = 0; k < 3; k++) free_batch(&e.b[k]);

@@ -193,6 +193,10 @@ static inline double rs__block_score(const rs__block *b, size_t i)
 rs_code rs__block_room(rs__block *b, size_t docs, size_t score_bytes, int32_t **doc, void **score, rs_error *err);
 /* Reads rows into b, growing its buffers when needed. */
 rs_code rs__run_read(const rs__run *run, size_t q0, size_t n, rs__block *b, rs_error *err);
+/* 1 when rs__run_read reads the run's rows with pread alone (a dense run
+ * of a file, its datasets at direct addresses): k docs a row, and no
+ * libhdf5 call, so several threads may read blocks of it at once. */
+int rs__run_read_is_pread_only(const rs__run *run);
 void rs__block_free(rs__block *b);
 
 /* Reads rows [q0, q0 + n) of the run's latency dataset (seconds) into

@@ -3554,6 +3554,11 @@ static rs_code read_elems(const rs__run *run, hid_t g, const char *dset, uint64_
   return rc;
 }
 
+int rs__run_read_is_pread_only(const rs__run *run)
+{
+  return !run->mem && !run->csr && run->doc_addr && (!run->has_score || run->score_addr);
+}
+
 rs_code rs__run_read(const rs__run *run, size_t q0, size_t n, rs__block *b, rs_error *err)
 {
   char shown[600];
@@ -3567,7 +3572,7 @@ rs_code rs__run_read(const rs__run *run, size_t q0, size_t n, rs__block *b, rs_e
   /* A dense run whose datasets are copied straight from the file (direct
    * addresses) needs nothing of HDF5 here: its group is opened only for
    * what HDF5 reads (offsets, or elements it must decode). */
-  const int through_hdf5 = run->csr || !run->doc_addr || (run->has_score && !run->score_addr);
+  const int through_hdf5 = !rs__run_read_is_pread_only(run);
   if (through_hdf5 &&
       ((g = H5Gopen2(run->file->fid, "runs", H5P_DEFAULT)) < 0 || (d = H5Gopen2(g, run->name, H5P_DEFAULT)) < 0)) {
     rc = rs__fail(err, RS_IO, "%s:/runs/%s: cannot open the run", file, run->name);
