@@ -1124,14 +1124,28 @@ static void read_batch(engine *e, batch *b)
   }
 }
 
+/* The latencies of the runs the batch next reached, as many rows as it
+ * has, at least a step: they keep up with the reading, each slot's share
+ * small beside a batch's scoring. */
+static void read_next_latencies(engine *e)
+{
+  if (!e->next->rc) read_latencies(e, e->next, e->next->n_rows > LATENCY_STEP ? e->next->n_rows : LATENCY_STEP);
+}
+
 static void read_next(engine *e)
 {
   const double t0 = e->cfg->timing ? rs__seconds() : 0.0;
   read_batch(e, e->next);
-  /* as many latency rows as rows read, at least a step: the latencies keep
-   * up with the reading, each slot's share small beside a batch's scoring */
-  if (!e->next->rc) read_latencies(e, e->next, e->next->n_rows > LATENCY_STEP ? e->next->n_rows : LATENCY_STEP);
+  read_next_latencies(e);
   if (e->cfg->timing) e->read_s += rs__seconds() - t0;
+}
+
+/* Lays out the batch next at the cursor for the shared reading, no thread
+ * having failed on it yet. */
+static void lay_out_next(engine *e)
+{
+  for (int k = 0; k < e->threads; k++) e->rd[k].rc = RS_OK;
+  read_batch(e, e->next);
 }
 
 /* Thread tid's share of the shared reading of batch next (laid out by
@@ -1266,7 +1280,7 @@ static void side_work_shared(void *vctx)
   engine *e = vctx;
   if (e->prev) finish_batch(e, e->prev);
   const double t0 = e->cfg->timing ? rs__seconds() : 0.0;
-  if (!e->next->rc) read_latencies(e, e->next, e->next->n_rows > LATENCY_STEP ? e->next->n_rows : LATENCY_STEP);
+  read_next_latencies(e);
   if (e->cfg->timing) e->read_s += rs__seconds() - t0;
 }
 
@@ -1274,9 +1288,12 @@ static void side_work_shared(void *vctx)
  * first batch, before any scoring). */
 static void read_next_here(engine *e)
 {
-  read_batch(e, e->next);
-  if (e->reads_shared && !e->next->rc) {
-    for (int k = 0; k < e->threads; k++) e->rd[k].rc = RS_OK;
+  if (!e->reads_shared) {
+    read_batch(e, e->next);
+    return;
+  }
+  lay_out_next(e);
+  if (!e->next->rc) {
     read_own(e, 0, 1);
     read_own_verdict(e);
   }
@@ -1480,8 +1497,7 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
     if (e.reads_shared) {
       /* the next batch laid out here, read by every thread beside the scoring */
       const double tr = tm ? rs__seconds() : 0.0;
-      for (int i = 0; i < e.threads; i++) e.rd[i].rc = RS_OK;
-      read_batch(&e, e.next);
+      lay_out_next(&e);
       if (tm) e.read_s += rs__seconds() - tr;
       size_t cut[MAX_SEGMENTS + 1];
       for (size_t s = 0; s < e.cur->n_seg; s++) cut[s] = e.cur->seg[s].row0;
