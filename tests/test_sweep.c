@@ -1045,6 +1045,43 @@ Test(determinism, same_bytes_at_any_thread_count)
   free(first_lat);
 }
 
+/* Without --per-query, two or three threads add up the values of the
+ * blocks they read themselves, in 1024-query sum blocks, and the caller
+ * adds the blocks in order (sweep.c, own sums); one thread adds every row
+ * in order.  Batches of 120000 docs give segments of 2048 rows at two
+ * threads and 1024 at three, a run of 3000 queries ending inside one. */
+Test(determinism, own_sums_give_one_threads_bytes)
+{
+  char *dir = th_fresh_dir(), *corpus = th_join(dir, "g.h5");
+  char *gargv[] = {gen_path(), "-o", corpus, "--queries", "3000", "--k", "50", "--runs", "4", "--seed", "5", NULL};
+  th_result g = th_run(NULL, gargv, NULL, NULL);
+  cr_assert_eq(g.status, 0, "%s", g.err);
+  th_free(&g);
+  char *first = NULL;
+  const char *threads[] = {"1", "2", "3"};
+  for (size_t t = 0; t < 3; t++) {
+    char *out = th_join(dir, threads[t]);
+    th_result r = th_rs("eval", corpus, "-o", out, "--threads", threads[t], "--quiet", "--batch-docs", "120000",
+                        "-m", "nDCG@{5,10}", "-m", "AP", "-m", "RR@10", "-m", "P@5", "-m", "R@100", NULL);
+    cr_assert_eq(r.status, 0, "%s threads: %s", threads[t], r.err);
+    th_free(&r);
+    char *agg = th_slurp(th_join(out, "aggregate.csv"), NULL);
+    cr_assert(agg);
+    if (!first) {
+      first = agg;
+      continue;
+    }
+    cr_expect_str_eq(agg, first, "aggregate.csv differs at %s threads", threads[t]);
+    free(agg);
+  }
+  /* 4 runs x (6 values + 3 counts), each over 3000 queries */
+  size_t lines = 0;
+  for (const char *p = first; *p; p++) lines += *p == '\n';
+  cr_expect_eq(lines, 1 + 4 * 9);
+  cr_expect(strstr(first, ",num_q,num_q,,3000,"), "%s", first);
+  free(first);
+}
+
 /* --- h5py corpus vs an independent implementation ---------------------------------- */
 
 Test(independent, h5py_corpus_matches_python_reference, .timeout = 120)

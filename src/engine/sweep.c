@@ -46,6 +46,12 @@ enum { ROW_SKIP = 0, ROW_EVAL = 1, ROW_MISSING = 2, ROW_BAD_DOC = -1, ROW_NAN = 
 typedef struct {
   size_t run, row0; /* run index (the first of its group); first row of the batch it fills */
   rs__block blk;
+  /* With own sums (engine.own_sums): the segment's sum blocks (see
+   * RS__SUM_BLOCK_ROWS), added up by the thread that read it; their sums
+   * in sum_val, n_req each.  cap_sums: room for that many. */
+  rs__block_sum *sums;
+  double *sum_val;
+  size_t n_sums, cap_sums;
 } segment;
 
 typedef struct {
@@ -54,6 +60,7 @@ typedef struct {
   double *values;  /* [n_rows * row_values]: per row, n_req values per run of its group */
   int8_t *status;  /* [n_rows] */
   int64_t *bad_at; /* [n_rows]: column of the problem */
+  int summed;      /* own sums: every segment's sum blocks are added up (sum_own) */
   size_t cap_rows;
   rs_code rc; /* of reading it */
   rs_error err;
@@ -162,6 +169,19 @@ typedef struct {
   int reads_shared;
   size_t block_docs;
   read_share *rd; /* [threads], with reads_shared */
+  /* Own sums: with shared reading, each thread also adds up the values of
+   * its own segments of a scored batch, in sum blocks (sum_own), and the
+   * caller adds the blocks to the runs' sums in order.  The values lines
+   * then stay with the thread that wrote them: when one thread added up
+   * every row (combine), the other's next writes to those lines each
+   * waited for the line to come back from the other vCPU, whose caches
+   * are far on the bench guest (a line's round trip between its two
+   * vCPUs: 434 ns).  Segments then end on sum block boundaries, so that
+   * no sum block is split between two threads.  Not with per_query or
+   * per_block, which take the values row by row or the blocks as they
+   * close, in run order; nor for runs cut from the same rows, nor where
+   * a thread's block would hold less than half a sum block. */
+  int own_sums;
 } engine;
 
 /* The rows [first_row, end_row) of run r the sweep evaluates. */
@@ -985,6 +1005,20 @@ static rs_code grow_batch(batch *b, size_t rows, size_t row_values, rs_error *er
   return RS_OK;
 }
 
+/* Room for the sum blocks of a segment of n rows: a sum block or part of
+ * one at each end, whole ones between. */
+static rs_code grow_sums(segment *sg, size_t n, size_t n_req, rs_error *err)
+{
+  const size_t need = n / RS__SUM_BLOCK_ROWS + 2;
+  if (need <= sg->cap_sums) return RS_OK;
+  free(sg->sums);
+  free(sg->sum_val);
+  sg->sums = rs__malloc_lines(rs__mul(need, sizeof *sg->sums));
+  sg->sum_val = rs__malloc_lines(rs__mul(rs__mul(need, n_req ? n_req : 1), sizeof *sg->sum_val));
+  sg->cap_sums = sg->sums && sg->sum_val ? need : 0;
+  return sg->cap_sums ? RS_OK : rs__fail(err, RS_NOMEM, "out of memory for a batch's sums");
+}
+
 /* Rows per block of a run, so that a block holds about batch_docs docs:
  * rounded up, so that one block fills a batch (rounded down, 1310 rows
  * of 100 docs fell 72 short of 2^17, and every batch read a second block
@@ -1076,9 +1110,13 @@ static void read_latencies(engine *e, batch *b, size_t budget)
 static void read_batch(engine *e, batch *b)
 {
   b->n_seg = b->n_rows = b->max_len = 0;
+  b->summed = 0;
   b->rc = RS_OK;
   size_t docs = 0;
-  while (e->rd_run < e->n_runs && b->n_seg < MAX_SEGMENTS && docs < e->batch_docs) {
+  /* With own sums a batch holds a segment a thread at least, even when
+   * fewer would reach the budget: each thread reads and adds up its own. */
+  while (e->rd_run < e->n_runs && b->n_seg < MAX_SEGMENTS &&
+         (docs < e->batch_docs || (e->own_sums && b->n_seg < (size_t)e->threads))) {
     const rs__run *r = rows_of(e->runs[e->rd_run]);
     /* latencies: noted here, read by read_next after the batch (see read_latencies) */
     if (e->rd_q == first_row(e, e->rd_run) && e->lat_seen <= e->rd_run) e->lat_seen = e->rd_run + 1;
@@ -1088,6 +1126,13 @@ static void read_batch(engine *e, batch *b)
      * below, whose blocks must not depend on the thread count. */
     if (e->reads_shared && e->group[e->rd_run] == 1)
       want = (rows_per_block(r, e->block_docs) + CHUNK_ROWS - 1) / CHUNK_ROWS * CHUNK_ROWS;
+    /* Own sums: whole sum blocks, up to the next boundary (a run's rows may
+     * start inside one: then its first segment is shorter). */
+    if (e->own_sums) {
+      const size_t sb = RS__SUM_BLOCK_ROWS;
+      want = (rows_per_block(r, e->block_docs) + sb - 1) / sb * sb;
+      want = e->rd_q / sb * sb + want - e->rd_q;
+    }
     /* Runs cut from the same rows hand their values over block by block
      * (combine): blocks that divide a shard unit (a power of two up to
      * RS__SHARD_UNIT_ROWS, from a unit's first row) give that order at any
@@ -1113,6 +1158,7 @@ static void read_batch(engine *e, batch *b)
         docs += (size_t)sg->blk.off[n];
       }
       if ((b->rc = grow_batch(b, b->n_rows + n, e->row_values, &b->err))) return;
+      if (e->own_sums && (b->rc = grow_sums(sg, n, e->n_req, &b->err))) return;
       sg->run = e->rd_run;
       sg->row0 = b->n_rows;
       b->n_rows += n;
@@ -1181,7 +1227,11 @@ static void read_own_verdict(engine *e)
 
 static void free_batch(batch *b)
 {
-  for (size_t s = 0; s < MAX_SEGMENTS; s++) rs__block_free(&b->seg[s].blk);
+  for (size_t s = 0; s < MAX_SEGMENTS; s++) {
+    rs__block_free(&b->seg[s].blk);
+    free(b->seg[s].sums);
+    free(b->seg[s].sum_val);
+  }
   free(b->values);
   free(b->status);
   free(b->bad_at);
@@ -1241,12 +1291,65 @@ static rs_code combine(engine *e, batch *bt, rs_error *err)
   return RS_OK;
 }
 
+/* Own sums: segment sg's values added up in its sum blocks, each from
+ * zero in query order (as rs__result_acc_add adds them), skipped rows
+ * left out (a sum block whose rows are all skipped is not there).  Rows
+ * in error are left out too: the batch's first error stops the sweep
+ * before its sums are used. */
+static void sum_segment(const engine *e, const batch *bt, segment *sg)
+{
+  const size_t n_req = e->n_req, relret = e->cfg->spec->hidden_relret, p1 = e->cfg->spec->hidden_p1;
+  rs__block_sum *bs = NULL;
+  double *restrict sum = NULL;
+  size_t n_sums = 0;
+  for (size_t i = 0; i < sg->blk.n; i++) {
+    const size_t row = sg->row0 + i, block = (sg->blk.q0 + i) / RS__SUM_BLOCK_ROWS;
+    if (bt->status[row] != ROW_EVAL && bt->status[row] != ROW_MISSING) continue;
+    if (!bs || bs->block != block) {
+      sum = sg->sum_val + n_sums * n_req;
+      for (size_t k = 0; k < n_req; k++) sum[k] = 0.0;
+      bs = &sg->sums[n_sums++];
+      *bs = (rs__block_sum){.block = block, .sum = sum};
+    }
+    const double *restrict v = bt->values + row * e->row_values;
+    for (size_t k = 0; k < n_req; k++) sum[k] += v[k];
+    bs->num_q++;
+    bs->no_rel_ret += v[relret] == 0.0;
+    bs->perfect_p1 += v[p1] == 1.0;
+  }
+  sg->n_sums = n_sums;
+}
+
+/* Own sums: thread tid's segments of the scored batch prev added up. */
+static void sum_own(engine *e, int tid, int team)
+{
+  batch *bt = e->prev;
+  for (size_t s = (size_t)tid; s < bt->n_seg; s += (size_t)team) sum_segment(e, bt, &bt->seg[s]);
+}
+
+/* Own sums: combine's work from the segments' sum blocks (added up here
+ * if no thread did), in segment order. */
+static rs_code add_segment_sums(engine *e, batch *bt, rs_error *err)
+{
+  for (size_t row = 0; row < bt->n_rows; row++)
+    if (bt->status[row] < 0) return row_error(e, bt, row, err);
+  for (size_t s = 0; s < bt->n_seg; s++) {
+    segment *sg = &bt->seg[s];
+    if (!bt->summed) sum_segment(e, bt, sg);
+    for (size_t j = 0; j < sg->n_sums; j++) {
+      rs_code rc = rs__result_acc_add_block(&e->acc, sg->run, &sg->sums[j], err);
+      if (rc) return rc;
+    }
+  }
+  return RS_OK;
+}
+
 /* A scored batch into the sums (combine), then the runs whose last row it
  * held are closed, and progress is told.  Errors into e->done_rc. */
 static void finish_batch(engine *e, batch *bt)
 {
   const double t0 = e->cfg->timing ? rs__seconds() : 0.0;
-  rs_code rc = combine(e, bt, &e->done_err);
+  rs_code rc = e->own_sums ? add_segment_sums(e, bt, &e->done_err) : combine(e, bt, &e->done_err);
   const segment *last = &bt->seg[bt->n_seg - 1];
   const size_t done_upto = last->blk.q0 + last->blk.n == end_row(e, last->run) ? last->run + 1 : last->run;
   for (size_t s = 0; s < bt->n_seg && !rc; s++) {
@@ -1270,15 +1373,22 @@ static void side_work(void *vctx)
   read_next(e);
 }
 
-/* Shared reading (reads_shared): each thread's own part, then the side
- * thread's, beside the scoring of cur: the batch before it into the sums,
- * then the latencies of the runs the next one reached. */
-static void own_work(void *vctx, int tid, int team) { read_own(vctx, tid, team); }
+/* Shared reading (reads_shared): each thread's own part (its segments of
+ * next read; with own sums, its segments of prev added up), then the side
+ * thread's, beside the scoring of cur: the batch before it into the sums
+ * (without own sums: with them the caller does it after the region), then
+ * the latencies of the runs the next one reached. */
+static void own_work(void *vctx, int tid, int team)
+{
+  engine *e = vctx;
+  read_own(e, tid, team);
+  if (e->own_sums && e->prev) sum_own(e, tid, team);
+}
 
 static void side_work_shared(void *vctx)
 {
   engine *e = vctx;
-  if (e->prev) finish_batch(e, e->prev);
+  if (e->prev && !e->own_sums) finish_batch(e, e->prev);
   const double t0 = e->cfg->timing ? rs__seconds() : 0.0;
   read_next_latencies(e);
   if (e->cfg->timing) e->read_s += rs__seconds() - t0;
@@ -1464,6 +1574,9 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
   e.reads_shared = e.threads > 1;
   for (size_t r = 0; r < n_runs; r++) e.reads_shared &= rs__run_read_is_pread_only(rows_of(runs[r]));
   e.block_docs = e.reads_shared ? e.batch_docs / (size_t)e.threads : e.batch_docs;
+  e.own_sums = e.reads_shared && !cfg->per_query && !cfg->per_block;
+  for (size_t r = 0; r < n_runs && e.own_sums; r++)
+    e.own_sums = e.group[r] <= 1 && rows_per_block(rows_of(runs[r]), e.block_docs) >= RS__SUM_BLOCK_ROWS / 2;
   if (e.reads_shared && !(e.rd = rs__calloc_lines((size_t)e.threads, sizeof *e.rd))) {
     rc = rs__fail(err, RS_NOMEM, "out of memory");
     goto done;
@@ -1505,6 +1618,10 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
       rs__parallel_for_shares(e.cur->n_seg, cut, e.threads, CHUNK_ROWS, e.score, &e, own_work, side_work_shared, &e,
                               e.busy);
       read_own_verdict(&e);
+      if (e.own_sums && e.prev) { /* its sum blocks, added up by the threads, into the sums in order */
+        e.prev->summed = 1;
+        finish_batch(&e, e.prev);
+      }
     } else {
       rs__parallel_for_beside(e.cur->n_rows, e.threads, CHUNK_ROWS, e.score, &e, side_work, &e, e.busy);
     }

@@ -4,8 +4,10 @@
  * run, or of several when runs are small) up to a budget of docs.  While
  * the threads score batch b, one of them reads batch b+1 (HDF5 is used by
  * one thread at a time).  Each query's values go to its own slot; after a
- * batch the caller's thread adds them to the run's sums in query order (in
- * blocks of RS__SUM_BLOCK_ROWS, below), so
+ * batch they are added to the run's sums in query order, in blocks of
+ * RS__SUM_BLOCK_ROWS (below): by one thread, or, when every thread reads
+ * its own blocks, each block sum by the thread that read its rows and the
+ * block sums in order by the caller's thread (sweep.c, own sums).  So
  * every figure is the same at any thread count.  Memory: the qrels, the
  * per-query grade levels and two batches, whatever the number of queries
  * or runs. */
