@@ -111,6 +111,36 @@ Test(sched, a_team_of_every_cpu_has_a_cpu_per_thread)
   assert_caller_has(&all);
 }
 
+/* Between rs__sched_hold and rs__sched_release the caller stays on its
+ * CPU from one region to the next (no unpin and pin between them), the
+ * workers on theirs; holds nest, and the last release gives the caller
+ * its own CPU set back. */
+Test(sched, a_held_caller_keeps_its_cpu_between_regions)
+{
+  static int cpu_of[CPU_SETSIZE];
+  cpu_set_t all;
+  const int n = cpus_to_place(&all, cpu_of);
+  static item_seen seen[N_ITEMS];
+  rs__sched_hold();
+  rs__sched_hold();
+  for (int round = 0; round < 3; round++) {
+    memset(seen, 0, sizeof seen);
+    atomic_store(&worker_came, 0);
+    rs__parallel_for(N_ITEMS, n, 1, note_item, seen);
+    assert_placed(seen, cpu_of);
+    cpu_set_t between;
+    cr_assert_eq(pthread_getaffinity_np(pthread_self(), sizeof between, &between), 0);
+    cr_assert(CPU_COUNT(&between) == 1 && CPU_ISSET(cpu_of[0], &between),
+              "round %d: the held caller may run on %d CPUs, not on CPU %d alone", round, CPU_COUNT(&between),
+              cpu_of[0]);
+    if (round == 1) rs__sched_release(); /* the inner hold: the outer one still holds */
+  }
+  rs__sched_release();
+  assert_caller_has(&all);
+  rs__sched_release(); /* one release too many: nothing to give back */
+  assert_caller_has(&all);
+}
+
 static cpu_set_t side_cpus;
 static int side_ok;
 static void note_side(void *ctx)

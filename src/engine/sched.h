@@ -42,6 +42,14 @@ typedef struct rs__thread_busy {
 void rs__parallel_for_beside(size_t n, int threads, size_t chunk, rs__item_fn fn, void *ctx, void (*side)(void *),
                              void *side_ctx, rs__thread_busy *busy);
 
+/* Between rs__sched_hold and rs__sched_release, the calling thread keeps
+ * the CPU a team pinned it to from one region to the next, instead of
+ * getting its own CPU set back after each (regions of every CPU only;
+ * see "where a team's threads run" in sched.c): for a loop of many short
+ * regions with little between them.  They nest; release gives the set back. */
+void rs__sched_hold(void);
+void rs__sched_release(void);
+
 /* Shares of the items of rs__parallel_for_shares: at most this many. */
 enum { RS__SHARES_MAX = 64 };
 

@@ -1559,6 +1559,7 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
     return rc;
   }
   rs__sweep_timing *tm = cfg->timing;
+  int held = 0; /* rs__sched_hold'ing */
   double t0 = rs__seconds();
   if (tm) memset(tm, 0, sizeof *tm);
   if (!rc) size_levels(&e);
@@ -1585,6 +1586,8 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
   e.next = &e.b[0];
   read_next_here(&e); /* its runs' latencies: beside the scoring of this batch (read_next) */
   if (tm) e.read_s += rs__seconds() - t0;
+  rs__sched_hold(); /* a region a batch: the caller stays on its CPU from one to the next */
+  held = 1;
   for (size_t k = 0;; k++) {
     e.prev = e.cur; /* scored, not yet in the sums */
     e.cur = e.next;
@@ -1635,6 +1638,7 @@ rs_code rs__sweep(const rs__sweep_cfg *cfg, const rs__corpus *c, const rs__run *
   for (size_t r = 0; r < n_runs && !rc; r++)
     if (end_row(&e, r) == first_row(&e, r)) rc = rs__result_acc_finish(&e.acc, r, err);
 done:
+  if (held) rs__sched_release();
   if (tm) tm->read = e.read_s, tm->combine = e.combine_s, tm->batches = e.n_batches;
   for (int k = 0; tm && e.rd && k < e.threads; k++) tm->read += e.rd[k].seconds;
   if (tm && e.busy) {
