@@ -319,8 +319,9 @@ install: all
   $(BUILD)/bench/llm.d $(BUILD)/bench/llm_server.d $(BUILD)/bench/floor.d
 
 # One file owns each dependency; only it sees the dependency's headers.
-# (test_corpus_ids.c builds string layouts our writer never writes.)
-$(BUILD)/src/formats/corpus_h5.o $(BUILD)/tests/test_corpus_ids.o: CPPFLAGS += $(HDF5_CFLAGS)
+# (test_corpus_ids.c builds string layouts our writer never writes;
+# test_sweep.c puts errors into cells of generated runs.)
+$(BUILD)/src/formats/corpus_h5.o $(BUILD)/tests/test_corpus_ids.o $(BUILD)/tests/test_sweep.o: CPPFLAGS += $(HDF5_CFLAGS)
 
 # Tests write argv arrays from string literals.
 $(BUILD)/tests/%.o: CFLAGS += -Wno-write-strings

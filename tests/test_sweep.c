@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <errno.h>
+#include <hdf5.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -1080,6 +1081,62 @@ Test(determinism, own_sums_give_one_threads_bytes)
   cr_expect_eq(lines, 1 + 4 * 9);
   cr_expect(strstr(first, ",num_q,num_q,,3000,"), "%s", first);
   free(first);
+}
+
+/* Cell [row][col] of a 2-D dataset of a corpus file, rewritten in place
+ * (the file's own type, converted by libhdf5 from a double). */
+static void set_cell(const char *path, const char *dset, size_t row, size_t col, double value)
+{
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT), d = H5Dopen2(f, dset, H5P_DEFAULT);
+  cr_assert(f >= 0 && d >= 0, "%s:%s", path, dset);
+  hid_t fs = H5Dget_space(d), ms = H5Screate_simple(1, (hsize_t[]){1}, NULL);
+  const hsize_t at[2] = {row, col}, one[2] = {1, 1};
+  cr_assert(H5Sselect_hyperslab(fs, H5S_SELECT_SET, at, NULL, one, NULL) >= 0);
+  cr_assert(H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, &value) >= 0);
+  H5Sclose(ms), H5Sclose(fs), H5Dclose(d);
+  cr_assert(H5Fclose(f) >= 0);
+}
+
+/* With own sums each thread notes the first row in error of its blocks,
+ * and the sweep stops at the batch's first in row order, as one thread
+ * does: errors in rows 900 (a repeated doc), 2100 (a doc out of range) and
+ * 2500 (a NaN) of the third run, in blocks of 2048 rows at two threads
+ * and 1024 at three. */
+Test(determinism, own_sums_stop_at_the_first_row_in_error)
+{
+  char *dir = th_fresh_dir(), *corpus = th_join(dir, "g.h5");
+  char *gargv[] = {gen_path(), "-o", corpus, "--queries", "3000", "--k", "50", "--runs", "4", "--seed", "5", NULL};
+  th_result g = th_run(NULL, gargv, NULL, NULL);
+  cr_assert_eq(g.status, 0, "%s", g.err);
+  th_free(&g);
+  const char *run = "/runs/bge-large_512_cross-encoder/"; /* gen_sweep's third run */
+  char doc[128], score[128];
+  snprintf(doc, sizeof doc, "%sdoc", run);
+  snprintf(score, sizeof score, "%sscore", run);
+  set_cell(corpus, score, 2500, 7, NAN);
+  set_cell(corpus, doc, 2100, 3, 1 << 30);
+  const char *want[2] = {"row 2100 (query \"q0002100\"), column 3: doc index 1073741824 out of range",
+                         "row 900 (query \"q0000900\"), column 5: doc"};
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) { /* an earlier error in another block: doc 5 of row 900 the same as doc 4 */
+      hid_t f = H5Fopen(corpus, H5F_ACC_RDONLY, H5P_DEFAULT), d = H5Dopen2(f, doc, H5P_DEFAULT);
+      hid_t fs = H5Dget_space(d), ms = H5Screate_simple(1, (hsize_t[]){1}, NULL);
+      const hsize_t at[2] = {900, 4}, one[2] = {1, 1};
+      int32_t d4 = -1;
+      cr_assert(H5Sselect_hyperslab(fs, H5S_SELECT_SET, at, NULL, one, NULL) >= 0);
+      cr_assert(H5Dread(d, H5T_NATIVE_INT32, ms, fs, H5P_DEFAULT, &d4) >= 0);
+      H5Sclose(ms), H5Sclose(fs), H5Dclose(d), H5Fclose(f);
+      set_cell(corpus, doc, 900, 5, d4);
+    }
+    const char *threads[] = {"1", "2", "3"};
+    for (size_t t = 0; t < 3; t++) {
+      th_result r = th_rs("eval", corpus, "-o", th_join(dir, threads[t]), "--threads", threads[t], "--quiet",
+                          "--batch-docs", "120000", NULL);
+      cr_expect_eq(r.status, 2, "pass %d, %s threads: exit %d", pass, threads[t], r.status);
+      cr_expect(strstr(r.err, want[pass]), "pass %d, %s threads: %s", pass, threads[t], r.err);
+      th_free(&r);
+    }
+  }
 }
 
 /* --- h5py corpus vs an independent implementation ---------------------------------- */

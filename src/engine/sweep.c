@@ -52,6 +52,7 @@ typedef struct {
   rs__block_sum *sums;
   double *sum_val;
   size_t n_sums, cap_sums;
+  size_t first_bad; /* own sums: the batch row of the segment's first row in error, SIZE_MAX if none */
 } segment;
 
 typedef struct {
@@ -1293,17 +1294,20 @@ static rs_code combine(engine *e, batch *bt, rs_error *err)
 
 /* Own sums: segment sg's values added up in its sum blocks, each from
  * zero in query order (as rs__result_acc_add adds them), skipped rows
- * left out (a sum block whose rows are all skipped is not there).  Rows
- * in error are left out too: the batch's first error stops the sweep
- * before its sums are used. */
+ * left out (a sum block whose rows are all skipped is not there), and its
+ * first row in error noted (first_bad): it stops the sweep before any
+ * sums are used.  The status bytes are read here, on the thread that
+ * wrote most of them, for the reason the values are. */
 static void sum_segment(const engine *e, const batch *bt, segment *sg)
 {
   const size_t n_req = e->n_req, relret = e->cfg->spec->hidden_relret, p1 = e->cfg->spec->hidden_p1;
   rs__block_sum *bs = NULL;
   double *restrict sum = NULL;
   size_t n_sums = 0;
+  sg->first_bad = SIZE_MAX;
   for (size_t i = 0; i < sg->blk.n; i++) {
     const size_t row = sg->row0 + i, block = (sg->blk.q0 + i) / RS__SUM_BLOCK_ROWS;
+    if (bt->status[row] < 0 && sg->first_bad == SIZE_MAX) sg->first_bad = row;
     if (bt->status[row] != ROW_EVAL && bt->status[row] != ROW_MISSING) continue;
     if (!bs || bs->block != block) {
       sum = sg->sum_val + n_sums * n_req;
@@ -1328,14 +1332,17 @@ static void sum_own(engine *e, int tid, int team)
 }
 
 /* Own sums: combine's work from the segments' sum blocks (added up here
- * if no thread did), in segment order. */
+ * if no thread did), in segment order, after the batch's first row in
+ * error if there is one. */
 static rs_code add_segment_sums(engine *e, batch *bt, rs_error *err)
 {
-  for (size_t row = 0; row < bt->n_rows; row++)
-    if (bt->status[row] < 0) return row_error(e, bt, row, err);
-  for (size_t s = 0; s < bt->n_seg; s++) {
+  for (size_t s = 0; s < bt->n_seg; s++) { /* the first row in error, in batch order */
     segment *sg = &bt->seg[s];
     if (!bt->summed) sum_segment(e, bt, sg);
+    if (sg->first_bad != SIZE_MAX) return row_error(e, bt, sg->first_bad, err);
+  }
+  for (size_t s = 0; s < bt->n_seg; s++) {
+    const segment *sg = &bt->seg[s];
     for (size_t j = 0; j < sg->n_sums; j++) {
       rs_code rc = rs__result_acc_add_block(&e->acc, sg->run, &sg->sums[j], err);
       if (rc) return rc;
