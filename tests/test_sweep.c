@@ -1046,6 +1046,17 @@ Test(determinism, same_bytes_at_any_thread_count)
   free(first_lat);
 }
 
+/* The corpus of the own sums tests: 4 runs of 3000 queries x 50 docs. */
+static char *own_sums_corpus(const char *dir)
+{
+  char *corpus = th_join(dir, "g.h5");
+  char *gargv[] = {gen_path(), "-o", corpus, "--queries", "3000", "--k", "50", "--runs", "4", "--seed", "5", NULL};
+  th_result g = th_run(NULL, gargv, NULL, NULL);
+  cr_assert_eq(g.status, 0, "%s", g.err);
+  th_free(&g);
+  return corpus;
+}
+
 /* Without --per-query, two or three threads add up the values of the
  * blocks they read themselves, in 1024-query sum blocks, and the caller
  * adds the blocks in order (sweep.c, own sums); one thread adds every row
@@ -1053,11 +1064,7 @@ Test(determinism, same_bytes_at_any_thread_count)
  * threads and 1024 at three, a run of 3000 queries ending inside one. */
 Test(determinism, own_sums_give_one_threads_bytes)
 {
-  char *dir = th_fresh_dir(), *corpus = th_join(dir, "g.h5");
-  char *gargv[] = {gen_path(), "-o", corpus, "--queries", "3000", "--k", "50", "--runs", "4", "--seed", "5", NULL};
-  th_result g = th_run(NULL, gargv, NULL, NULL);
-  cr_assert_eq(g.status, 0, "%s", g.err);
-  th_free(&g);
+  char *dir = th_fresh_dir(), *corpus = own_sums_corpus(dir);
   char *first = NULL;
   const char *threads[] = {"1", "2", "3"};
   for (size_t t = 0; t < 3; t++) {
@@ -1104,11 +1111,7 @@ static void set_cell(const char *path, const char *dset, size_t row, size_t col,
  * and 1024 at three. */
 Test(determinism, own_sums_stop_at_the_first_row_in_error)
 {
-  char *dir = th_fresh_dir(), *corpus = th_join(dir, "g.h5");
-  char *gargv[] = {gen_path(), "-o", corpus, "--queries", "3000", "--k", "50", "--runs", "4", "--seed", "5", NULL};
-  th_result g = th_run(NULL, gargv, NULL, NULL);
-  cr_assert_eq(g.status, 0, "%s", g.err);
-  th_free(&g);
+  char *dir = th_fresh_dir(), *corpus = own_sums_corpus(dir);
   const char *run = "/runs/bge-large_512_cross-encoder/"; /* gen_sweep's third run */
   char doc[128], score[128];
   snprintf(doc, sizeof doc, "%sdoc", run);
