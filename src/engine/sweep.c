@@ -1123,16 +1123,15 @@ static void read_batch(engine *e, batch *b)
     if (e->rd_q == first_row(e, e->rd_run) && e->lat_seen <= e->rd_run) e->lat_seen = e->rd_run + 1;
     size_t want = rows_per_block(r, e->batch_docs), left = end_row(e, e->rd_run) - e->rd_q;
     /* Shared reading: a block a thread, in whole chunks (a segment's first
-     * row then starts a status line, see CHUNK_ROWS); not for the runs
+     * row then starts a status line, see CHUNK_ROWS), or with own sums in
+     * whole sum blocks, up to the next boundary (a run's rows may start
+     * inside one: then its first segment is shorter); not for the runs
      * below, whose blocks must not depend on the thread count. */
-    if (e->reads_shared && e->group[e->rd_run] == 1)
-      want = (rows_per_block(r, e->block_docs) + CHUNK_ROWS - 1) / CHUNK_ROWS * CHUNK_ROWS;
-    /* Own sums: whole sum blocks, up to the next boundary (a run's rows may
-     * start inside one: then its first segment is shorter). */
     if (e->own_sums) {
       const size_t sb = RS__SUM_BLOCK_ROWS;
-      want = (rows_per_block(r, e->block_docs) + sb - 1) / sb * sb;
-      want = e->rd_q / sb * sb + want - e->rd_q;
+      want = e->rd_q / sb * sb + (rows_per_block(r, e->block_docs) + sb - 1) / sb * sb - e->rd_q;
+    } else if (e->reads_shared && e->group[e->rd_run] == 1) {
+      want = (rows_per_block(r, e->block_docs) + CHUNK_ROWS - 1) / CHUNK_ROWS * CHUNK_ROWS;
     }
     /* Runs cut from the same rows hand their values over block by block
      * (combine): blocks that divide a shard unit (a power of two up to
@@ -1292,6 +1291,18 @@ static rs_code combine(engine *e, batch *bt, rs_error *err)
   return RS_OK;
 }
 
+/* One query's values v added to a sum block's running sums, and counted
+ * (its queries, those with no relevant doc retrieved, those with P@1 = 1):
+ * what rs__result_acc_add and sum_segment add alike. */
+static inline void add_query_values(const rs__spec *sp, double *restrict sum, size_t *num_q, size_t *no_rel_ret,
+                                    size_t *perfect_p1, const double *restrict v)
+{
+  for (size_t k = 0; k < sp->n_req; k++) sum[k] += v[k];
+  ++*num_q;
+  *no_rel_ret += v[sp->hidden_relret] == 0.0;
+  *perfect_p1 += v[sp->hidden_p1] == 1.0;
+}
+
 /* Own sums: segment sg's values added up in its sum blocks, each from
  * zero in query order (as rs__result_acc_add adds them), skipped rows
  * left out (a sum block whose rows are all skipped is not there), and its
@@ -1300,9 +1311,9 @@ static rs_code combine(engine *e, batch *bt, rs_error *err)
  * wrote most of them, for the reason the values are. */
 static void sum_segment(const engine *e, const batch *bt, segment *sg)
 {
-  const size_t n_req = e->n_req, relret = e->cfg->spec->hidden_relret, p1 = e->cfg->spec->hidden_p1;
+  const size_t n_req = e->n_req;
   rs__block_sum *bs = NULL;
-  double *restrict sum = NULL;
+  double *sum = NULL;
   size_t n_sums = 0;
   sg->first_bad = SIZE_MAX;
   for (size_t i = 0; i < sg->blk.n; i++) {
@@ -1315,11 +1326,8 @@ static void sum_segment(const engine *e, const batch *bt, segment *sg)
       bs = &sg->sums[n_sums++];
       *bs = (rs__block_sum){.block = block, .sum = sum};
     }
-    const double *restrict v = bt->values + row * e->row_values;
-    for (size_t k = 0; k < n_req; k++) sum[k] += v[k];
-    bs->num_q++;
-    bs->no_rel_ret += v[relret] == 0.0;
-    bs->perfect_p1 += v[p1] == 1.0;
+    add_query_values(e->cfg->spec, sum, &bs->num_q, &bs->no_rel_ret, &bs->perfect_p1,
+                     bt->values + row * e->row_values);
   }
   sg->n_sums = n_sums;
 }
@@ -1479,12 +1487,8 @@ rs_code rs__result_acc_add(rs__result_acc *a, size_t r, size_t q, const double *
     rc = close_block(a, r, err);
     a->part_block[r] = block;
   }
-  double *restrict part = a->part + r * sp->n_req;
-  for (size_t k = 0; k < sp->n_req; k++) part[k] += v[k];
   size_t *cnt = a->part_count + 3 * r;
-  cnt[0]++;
-  cnt[1] += v[sp->hidden_relret] == 0.0;
-  cnt[2] += v[sp->hidden_p1] == 1.0;
+  add_query_values(sp, a->part + r * sp->n_req, &cnt[0], &cnt[1], &cnt[2], v);
   return rc;
 }
 
